@@ -111,10 +111,11 @@ class ConnectionClosed(McpError):
     ``stderr`` the last lines it wrote to stderr.
     """
 
-    def __init__(self, message, returncode=None, stderr=()):
-        McpError.__init__(self, message)
+    def __init__(self, message, returncode=None, stderr=(), detail=""):
+        McpError.__init__(self, message + detail)
         self.returncode = returncode
         self.stderr = list(stderr)
+        self.summary, self.detail = message, detail  # what happened; the stderr excerpt
 
 
 class RequestTimeout(McpError, TimeoutError):
@@ -422,10 +423,10 @@ class _StdioTransport(object):
         if tail:
             shown = tail[-10:]
             more = " (%d earlier lines not shown)" % (len(tail) - len(shown)) if len(tail) > len(shown) else ""
-            text += "; last stderr lines%s:\n  %s" % (more, "\n  ".join(shown))
+            detail = "; last stderr lines%s:\n  %s" % (more, "\n  ".join(shown))
         else:
-            text += " (no stderr output)"
-        return ConnectionClosed(text, code, tail)
+            detail = " (no stderr output)"
+        return ConnectionClosed(text, code, tail, detail)
 
     # -- sending ---------------------------------------------------------
     def send(self, msg, deadline=None, inline=False, headers=None):
@@ -1528,8 +1529,9 @@ class _Session(object):
             pending = list(self._pending.values())
             self._pending.clear()
         for fut in pending:
-            fut._set(ConnectionClosed("%s (while waiting for %s)" % (exc, fut.method),
-                                      getattr(exc, "returncode", None), getattr(exc, "stderr", ())))
+            fut._set(ConnectionClosed("%s before answering %s" % (getattr(exc, "summary", exc), fut.method),
+                                      getattr(exc, "returncode", None), getattr(exc, "stderr", ()),
+                                      getattr(exc, "detail", "")))
         for sub in list(self._subscriptions.values()):
             sub._end(exc)
 

@@ -1,0 +1,597 @@
+"""Tests for mcp_min: behaviour through the public API, against real processes.
+
+Run with:  python -m pytest -q
+"""
+import gc
+import json
+import logging
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import pytest
+
+import mcp_min
+from mcp_min import (Client, ConnectionClosed, McpError, RequestError, RequestTimeout, ToolError)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CALC = [sys.executable, os.path.join(HERE, "examples", "calc.py")]
+PY = sys.executable
+
+# A scriptable misbehaving server.  Its behaviour comes as JSON in argv[1]:
+#   discover: "error" (-32601, default) | "silent" | "die" | "result" (a 2026 server) | "invalid-params"
+#   version:  what initialize answers (default: echo the request)
+#   init:     "silent" | "exit" (exit code 4 with a stderr line) | "error-supported"
+#   garbage, crlf, dribble: how answers are written; reorder: answer N requests in reverse order
+#   log: a file where every received line is appended
+FAKE = textwrap.dedent(r'''
+    import json, os, sys, threading, time
+    cfg = json.loads(sys.argv[1])
+    out = sys.stdout.buffer
+    lock = threading.Lock()
+    waiting = {}      # id of our request to the client -> Event, answer
+    held = []         # requests held back for out-of-order answers
+    logf = open(cfg["log"], "a") if cfg.get("log") else None
+    if cfg.get("startup_stderr"):
+        sys.stderr.write(cfg["startup_stderr"] + "\n"); sys.stderr.flush()
+    if cfg.get("exit_at_start") is not None:
+        sys.exit(cfg["exit_at_start"])
+
+    def write(obj):
+        data = json.dumps(obj).encode() + (b"\r\n" if cfg.get("crlf") else b"\n")
+        with lock:
+            if cfg.get("garbage"):
+                out.write(b"this is not json\n\n   \n{\"half\": \n")
+            if cfg.get("dribble"):
+                for i in range(0, len(data), 3):
+                    out.write(data[i:i + 3]); out.flush(); time.sleep(0.0005)
+            else:
+                out.write(data)
+            out.flush()
+
+    def answer(mid, result=None, error=None):
+        msg = {"jsonrpc": "2.0", "id": mid}
+        if error is not None:
+            msg["error"] = error
+        else:
+            msg["result"] = result
+        write(msg)
+
+    def ask(method, params=None):
+        rid = "srv-%d" % len(waiting)
+        ev = threading.Event()
+        waiting[rid] = [ev, None]
+        msg = {"jsonrpc": "2.0", "id": rid, "method": method}
+        if params is not None:
+            msg["params"] = params
+        write(msg)
+        ev.wait(10)
+        return waiting[rid][1]
+
+    def tool(mid, name, args, meta):
+        if name == "echo":
+            return answer(mid, {"content": [{"type": "text", "text": json.dumps(args)}], "structuredContent": args})
+        if name == "text":
+            return answer(mid, {"content": [{"type": "text", "text": args["text"]}]})
+        if name == "big":
+            return answer(mid, {"content": [{"type": "text", "text": "x" * args["n"]}]})
+        if name == "crash":
+            sys.stderr.write("fatal: the tool crashed\n"); sys.stderr.flush()
+            os._exit(3)
+        if name == "sleep":
+            time.sleep(args["s"])
+            return answer(mid, {"content": [{"type": "text", "text": "slept"}]})
+        if name == "never":
+            return
+        if name == "progress":
+            for i in range(1, 4):
+                write({"jsonrpc": "2.0", "method": "notifications/progress",
+                       "params": {"progressToken": meta.get("progressToken"), "progress": i, "total": 3,
+                                  "message": "step %d" % i}})
+            return answer(mid, {"content": [{"type": "text", "text": "done"}]})
+        if name == "log":
+            write({"jsonrpc": "2.0", "method": "notifications/message",
+                   "params": {"level": "warning", "logger": "fake", "data": "careful"}})
+            write({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+            return answer(mid, {"content": [{"type": "text", "text": "logged"}]})
+        if name == "ask":
+            reply = ask(args["method"], args.get("params"))
+            return answer(mid, {"content": [{"type": "text", "text": json.dumps(reply)}], "structuredContent": reply})
+        if name == "env":
+            return answer(mid, {"content": [], "structuredContent": {k: os.environ.get(k) for k in args["keys"]}})
+        return answer(mid, error={"code": -32602, "message": "unknown tool " + name})
+
+    def handle(msg):
+        method, mid = msg.get("method"), msg.get("id")
+        params = msg.get("params") or {}
+        if method is None:
+            if mid in waiting:
+                waiting[mid][1] = msg
+                waiting[mid][0].set()
+            return
+        if method == "server/discover":
+            mode = cfg.get("discover", "error")
+            if mode == "silent":
+                return
+            if mode == "die":
+                sys.stderr.write("unknown method, bye\n"); sys.stderr.flush()
+                os._exit(1)
+            if mode == "invalid-params":
+                return answer(mid, error={"code": -32602, "message": "not initialized"})
+            if mode == "result-no-versions":
+                return answer(mid, {})
+            return answer(mid, error={"code": -32601, "message": "Method not found"})
+        if method == "initialize":
+            mode = cfg.get("init")
+            if mode == "silent":
+                return
+            if mode == "exit":
+                sys.stderr.write("cannot initialize: missing API key\n"); sys.stderr.flush()
+                sys.exit(4)
+            requested = params.get("protocolVersion")
+            if mode == "error-supported" and requested != "2025-03-26":
+                return answer(mid, error={"code": -32602, "message": "Unsupported protocol version",
+                                          "data": {"supported": ["2025-03-26"], "requested": requested}})
+            return answer(mid, {"protocolVersion": cfg.get("version", requested),
+                                "capabilities": {"tools": {"listChanged": True}, "logging": {}},
+                                "serverInfo": {"name": "fake", "version": "9"}, "instructions": "be nice"})
+        if mid is None:
+            return
+        if method == "ping":
+            return answer(mid, {})
+        if method == "tools/list":
+            cursor = params.get("cursor")
+            page = int(cursor) if cursor and cursor.isdigit() else 0
+            pages = cfg.get("pages", 1)
+            result = {"tools": [{"name": "t%d" % page, "inputSchema": {"type": "object"}}]}
+            if cfg.get("loop_cursor"):
+                result["nextCursor"] = "same"
+            elif page + 1 < pages:
+                result["nextCursor"] = str(page + 1)
+            return answer(mid, result)
+        if method == "tools/call":
+            if cfg.get("reorder"):
+                held.append(msg)
+                if len(held) == cfg["reorder"]:
+                    for m in reversed(held):
+                        tool(m["id"], m["params"]["name"], m["params"].get("arguments") or {}, {})
+                return
+            args = dict(params.get("arguments") or {})
+            threading.Thread(target=tool, args=(mid, params["name"], args, params.get("_meta") or {})).start()
+            return
+        return answer(mid, error={"code": -32601, "message": "Method not found: " + method})
+
+    for line in sys.stdin.buffer:
+        if logf:
+            logf.write(line.decode()); logf.flush()
+        if not line.strip():
+            continue
+        handle(json.loads(line))
+''')
+
+
+@pytest.fixture(scope="session")
+def fake_path(tmp_path_factory):
+    path = tmp_path_factory.mktemp("servers") / "fake_server.py"
+    path.write_text(FAKE)
+    return str(path)
+
+
+@pytest.fixture
+def fake(fake_path, tmp_path):
+    """fake(**cfg) -> argv of the scriptable server; cfg["log"] is set to a file in tmp_path."""
+    def make(**cfg):
+        cfg.setdefault("log", str(tmp_path / "received.jsonl"))
+        return [PY, fake_path, json.dumps(cfg)]
+    return make
+
+
+def received(tmp_path):
+    path = tmp_path / "received.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def wait_for(predicate, timeout=10.0):
+    """Poll a condition that another process or thread makes true (not a sleep for correctness:
+    the assertion is the condition itself, the deadline only bounds a failure)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.01)
+    return predicate()
+
+
+# ---------------------------------------------------------------------------
+# The calculator, in both eras
+# ---------------------------------------------------------------------------
+
+@pytest.fixture(params=["auto", "2025-11-25"], scope="module")
+def calc(request):
+    with Client(CALC, protocol_version=request.param) as client:
+        yield client
+
+
+def test_calc_arithmetic(calc):
+    assert calc.call("add", a=2, b=3) == 5
+    assert isinstance(calc.call("add", a=2, b=3), int)
+    assert calc.call("subtract", {"a": 2}, b=5) == -3
+    assert calc.call("multiply", a=1.5, b=4) == 6.0
+    assert calc.call("divide", a=6, b=3) == 2
+    assert calc.call("divide", a=1, b=4) == 0.25
+
+
+def test_calc_divide_by_zero_is_tool_error(calc):
+    with pytest.raises(ToolError) as info:
+        calc.call("divide", a=1, b=0)
+    assert "division by zero" in str(info.value)
+    assert info.value.result["isError"] is True
+    raw = calc.call_tool("divide", {"a": 1, "b": 0})
+    assert raw["isError"] is True and raw["content"][0]["type"] == "text"
+
+
+def test_calc_unknown_tool_is_request_error(calc):
+    with pytest.raises(RequestError) as info:
+        calc.call("nope")
+    assert info.value.code == -32602
+
+
+def test_calc_metadata(calc):
+    assert calc.server_info["name"] == "calc"
+    assert "tools" in calc.server_capabilities
+    assert "calculator" in calc.instructions.lower()
+    assert calc.transport == "stdio"
+    names = [t["name"] for t in calc.list_tools()]
+    assert names[:4] == ["add", "subtract", "multiply", "divide"]
+
+
+def test_auto_mode_picks_2026_and_pin_uses_handshake():
+    with Client(CALC) as modern:
+        assert modern.protocol_version == "2026-07-28"
+    with Client(CALC, protocol_version="2025-06-18") as legacy:
+        assert legacy.protocol_version == "2025-06-18"
+        assert legacy.call("add", a=1, b=1) == 2
+
+
+def test_one_liner_script_exits_promptly():
+    code = "import mcp_min; print(mcp_min.Client(%r).call('add', a=1, b=2))" % (CALC,)
+    start = time.monotonic()
+    out = subprocess.run([PY, "-c", code], cwd=HERE, capture_output=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == b"3"
+    assert time.monotonic() - start < 20
+
+
+# ---------------------------------------------------------------------------
+# Handshake and version negotiation
+# ---------------------------------------------------------------------------
+
+def test_handshake_messages_in_order(fake, tmp_path):
+    with Client(fake(), protocol_version="2025-11-25") as c:
+        assert c.protocol_version == "2025-11-25"
+        assert c.server_info == {"name": "fake", "version": "9"}
+        assert c.instructions == "be nice"
+        c.ping()
+    msgs = received(tmp_path)
+    assert [m.get("method") for m in msgs[:3]] == ["initialize", "notifications/initialized", "ping"]
+    init = msgs[0]["params"]
+    assert init["protocolVersion"] == "2025-11-25"
+    assert init["clientInfo"]["name"] == "mcp_min"
+    assert init["capabilities"] == {}
+
+
+def test_server_answering_older_supported_version_is_accepted(fake):
+    with Client(fake(version="2024-11-05")) as c:
+        assert c.protocol_version == "2024-11-05"
+
+
+def test_server_answering_unknown_version_is_refused(fake):
+    with pytest.raises(McpError) as info:
+        Client(fake(version="1999-01-01"))
+    assert "1999-01-01" in str(info.value)
+
+
+def test_unsupported_version_error_retries_with_a_listed_version(fake):
+    with Client(fake(init="error-supported")) as c:
+        assert c.protocol_version == "2025-03-26"
+
+
+def test_capabilities_declared_only_for_given_callbacks(fake, tmp_path):
+    with Client(fake(), roots=["/tmp"], sampling=lambda p: {}, elicitation=lambda p: {"action": "decline"}):
+        pass
+    init = [m for m in received(tmp_path) if m.get("method") == "initialize"][0]
+    assert set(init["params"]["capabilities"]) == {"roots", "sampling", "elicitation"}
+
+
+@pytest.mark.parametrize("mode", ["error", "invalid-params", "silent", "die", "result-no-versions"])
+def test_probe_falls_back_to_handshake(fake, tmp_path, mode):
+    with Client(fake(discover=mode), probe_timeout=0.5) as c:
+        assert c.protocol_version == "2025-11-25"
+        assert c.call("echo", x=1) == {"x": 1}
+
+
+# ---------------------------------------------------------------------------
+# Bad input
+# ---------------------------------------------------------------------------
+
+def test_command_not_found_names_the_command():
+    with pytest.raises(ConnectionClosed) as info:
+        Client(["/nonexistent/mcp-server", "--flag"])
+    assert "/nonexistent/mcp-server" in str(info.value)
+    assert "No such file" in str(info.value)
+
+
+def test_server_dies_at_start(fake):
+    with pytest.raises(ConnectionClosed) as info:
+        Client(fake(exit_at_start=7, startup_stderr="config file missing"))
+    assert info.value.returncode == 7
+    assert "code 7" in str(info.value) and "config file missing" in str(info.value)
+
+
+def test_server_exits_during_initialize(fake):
+    with pytest.raises(ConnectionClosed) as info:
+        Client(fake(init="exit"), protocol_version="2025-11-25")
+    assert "code 4" in str(info.value) and "missing API key" in str(info.value)
+    assert "initialize" in str(info.value)
+
+
+def test_server_never_answers_initialize(fake):
+    start = time.monotonic()
+    with pytest.raises(RequestTimeout):
+        Client(fake(init="silent"), timeout=1.0, protocol_version="2025-11-25")
+    assert time.monotonic() - start < 10
+
+
+def test_crash_mid_request(fake):
+    c = Client(fake())
+    start = time.monotonic()
+    with pytest.raises(ConnectionClosed) as info:
+        c.call("crash", timeout=20)
+    assert time.monotonic() - start < 5
+    assert info.value.returncode == 3
+    assert "the tool crashed" in str(info.value) and "tools/call" in str(info.value)
+    with pytest.raises(ConnectionClosed):  # terminal: later calls fail at once
+        c.call("echo")
+    c.close()
+
+
+def test_garbage_blank_and_crlf_lines_are_skipped(fake):
+    with Client(fake(garbage=True, crlf=True)) as c:
+        assert c.call("echo", a=1) == {"a": 1}
+        assert c.call("text", text="a\u2028b\u2029c") == "a\u2028b\u2029c"
+
+
+def test_bytes_dribbled_a_few_at_a_time(fake):
+    with Client(fake(dribble=True)) as c:
+        assert c.call("echo", word="slow") == {"word": "slow"}
+
+
+def test_20_mb_message(fake):
+    with Client(fake()) as c:
+        assert len(c.call("big", n=20 * 1024 * 1024)) == 20 * 1024 * 1024
+        assert c.call("echo", after=True) == {"after": True}
+
+
+def test_out_of_order_replies_to_16_threads(fake):
+    with Client(fake(reorder=16)) as c:
+        results = {}
+
+        def worker(i):
+            results[i] = c.call("echo", i=i)
+
+        threads = [threading.Thread(target=worker, args=(i,)) for i in range(16)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+        assert results == {i: {"i": i} for i in range(16)}
+
+
+def test_timeout_cancels_and_client_stays_usable(fake, tmp_path):
+    with Client(fake()) as c:
+        with pytest.raises(RequestTimeout) as info:
+            c.call("sleep", s=1.5, timeout=0.2)
+        assert isinstance(info.value, TimeoutError)
+        assert c.call("echo", ok=1) == {"ok": 1}
+        # The late answer to the cancelled call arrives and is ignored.
+        assert wait_for(lambda: any(m.get("method") == "notifications/cancelled" for m in received(tmp_path)))
+        time.sleep(1.5)  # let the late answer arrive (what is asserted is that nothing breaks)
+        assert c.call("echo", still=1) == {"still": 1}
+    cancel = [m for m in received(tmp_path) if m.get("method") == "notifications/cancelled"][0]
+    call_id = [m for m in received(tmp_path) if m.get("method") == "tools/call"][0]["id"]
+    assert cancel["params"]["requestId"] == call_id
+
+
+def test_server_requests_in_the_middle_of_a_call(fake):
+    seen = []
+
+    def sampling(params):
+        seen.append(("sampling", params))
+        return {"role": "assistant", "content": {"type": "text", "text": "hi"}, "model": "m"}
+
+    def elicitation(params):
+        seen.append(("elicitation", params))
+        return {"action": "accept", "content": {"name": "Ada"}}
+
+    with Client(fake(), roots=["/tmp", "file:///srv/data"], sampling=sampling, elicitation=elicitation) as c:
+        assert c.call("ask", method="ping") == {"jsonrpc": "2.0", "id": "srv-0", "result": {}}
+        roots = c.call("ask", method="roots/list")["result"]["roots"]
+        assert [r["uri"] for r in roots] == ["file:///tmp", "file:///srv/data"]
+        sampled = c.call("ask", method="sampling/createMessage", params={"messages": [], "maxTokens": 5})
+        assert sampled["result"]["model"] == "m"
+        elicited = c.call("ask", method="elicitation/create", params={"message": "name?", "requestedSchema": {
+            "type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer", "default": 3}}}})
+        assert elicited["result"] == {"action": "accept", "content": {"name": "Ada", "age": 3}}
+        unknown = c.call("ask", method="something/else")
+        assert unknown["error"]["code"] == -32601
+    assert [kind for kind, _ in seen] == ["sampling", "elicitation"]
+
+
+def test_undeclared_and_failing_callbacks_answer_errors(fake):
+    def broken(params):
+        raise RuntimeError("user said no")
+
+    with Client(fake(), sampling=broken) as c:
+        failed = c.call("ask", method="sampling/createMessage", params={"messages": [], "maxTokens": 1})
+        assert failed["error"]["code"] == -32603 and "user said no" in failed["error"]["message"]
+        undeclared = c.call("ask", method="elicitation/create", params={"message": "x"})
+        assert undeclared["error"]["code"] == -32601
+
+
+def test_progress_log_and_notifications(fake):
+    logs, notes, progress = [], [], []
+    with Client(fake(), on_log=lambda *a: logs.append(a),
+                on_notification=lambda m, p: notes.append(m)) as c:
+        assert c.call("progress", progress=lambda *a: progress.append(a)) == "done"
+        assert c.call("log") == "logged"
+        assert wait_for(lambda: logs and notes)
+    assert progress == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
+    assert logs == [("warning", "fake", "careful")]
+    assert notes == ["notifications/tools/list_changed"]
+
+
+def test_progress_token_only_with_a_callback(fake, tmp_path):
+    with Client(fake()) as c:
+        c.call("echo")
+        c.call("echo", progress=lambda *a: None)
+    calls = [m for m in received(tmp_path) if m.get("method") == "tools/call"]
+    assert "_meta" not in calls[0]["params"]
+    assert calls[1]["params"]["_meta"]["progressToken"] == calls[1]["id"]
+
+
+def test_environment_is_safe_by_default(fake, monkeypatch):
+    monkeypatch.setenv("MCP_MIN_SECRET", "hunter2")
+    keys = ["MCP_MIN_SECRET", "PATH", "EXTRA"]
+    with Client(fake(), env={"EXTRA": "yes"}) as c:
+        env = c.call("env", keys=keys)
+        assert env["MCP_MIN_SECRET"] is None and env["PATH"] and env["EXTRA"] == "yes"
+    with Client(fake(), inherit_env=True) as c:
+        assert c.call("env", keys=keys)["MCP_MIN_SECRET"] == "hunter2"
+
+
+def test_pagination_follows_cursors(fake):
+    with Client(fake(pages=3)) as c:
+        assert [t["name"] for t in c.list_tools()] == ["t0", "t1", "t2"]
+    with Client(fake(loop_cursor=True)) as c:
+        with pytest.raises(McpError, match="repeated the cursor"):
+            c.list_tools()
+
+
+def test_wire_trace_logs_every_message(fake, caplog):
+    caplog.set_level(logging.DEBUG, logger="mcp_min")
+    with Client(fake()) as c:
+        c.call("echo", x=1)
+    lines = [r.getMessage() for r in caplog.records if r.name == "mcp_min"]
+    assert any(l.startswith("-> ") and '"method":"initialize"' in l for l in lines)
+    assert any(l.startswith("<- ") and '"protocolVersion"' in l for l in lines)
+    assert any(l.startswith("-> ") and '"method":"notifications/initialized"' in l for l in lines)
+    assert any(l.startswith("<- ") and '{"x":1}' in l for l in lines)
+
+
+def test_submit_pipelines_requests(fake):
+    with Client(fake()) as c:
+        futures = [c.submit("echo", i=i) for i in range(200)]
+        assert [f.result() for f in futures] == [{"i": i} for i in range(200)]
+        assert all(f.done() for f in futures)
+        slow = c.submit("never")
+        assert slow.cancel() is True
+        with pytest.raises(mcp_min.RequestCancelled):
+            slow.result()
+
+
+def test_close_fails_pending_calls_at_once(fake):
+    c = Client(fake())
+    fut = c.submit("never", timeout=60)
+    closer = threading.Thread(target=c.close)
+    closer.start()
+    with pytest.raises(ConnectionClosed):
+        fut.result()
+    closer.join(10)
+    c.close()  # idempotent
+    with pytest.raises(ConnectionClosed):
+        c.call("echo")
+
+
+def _children():
+    """(pid, state) of this process's children, from /proc."""
+    me = str(os.getpid())
+    out = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % pid) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[1] == me:
+            out.append((int(pid), fields[0]))
+    return out
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc")
+def test_60_open_close_cycles_leak_nothing(fake):
+    argv = fake(discover="result-no-versions")
+    Client(argv).close()  # warm up lazily created module state
+    gc.collect()
+    fds, threads, children = len(os.listdir("/proc/self/fd")), threading.active_count(), set(_children())
+    for i in range(60):
+        c = Client(argv)
+        assert c.call("echo", i=i) == {"i": i}
+        if i % 2:
+            c.close()
+        else:
+            del c  # dropped without close(): garbage collection reaps the server
+            gc.collect()
+    assert wait_for(lambda: threading.active_count() <= threads)
+    assert wait_for(lambda: set(_children()) <= children)  # no process left, zombie or not
+    assert len(os.listdir("/proc/self/fd")) <= fds
+
+
+# ---------------------------------------------------------------------------
+# Command line
+# ---------------------------------------------------------------------------
+
+def cli(*args, timeout=60):
+    return subprocess.run([PY, os.path.join(HERE, "mcp_min.py")] + list(args), capture_output=True, text=True,
+                          timeout=timeout, cwd=HERE)
+
+
+def test_cli_call_prints_the_value():
+    out = cli("call", "add", "a=2", "b=3", "--", *CALC)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "5\n"
+
+
+def test_cli_exit_codes(fake):
+    assert cli("call", "divide", "a=1", "b=0", "--", *CALC).returncode == 1
+    assert cli("frobnicate", "--", *CALC).returncode == 2
+    assert cli("call", "add", "a2", "--", *CALC).returncode == 2
+    missing = cli("tools", "--", "/nonexistent/server")
+    assert missing.returncode == 3 and "/nonexistent/server" in missing.stderr
+
+
+def test_cli_progress_and_json(fake):
+    out = cli("call", "progress", "--", *fake())
+    assert out.returncode == 0 and out.stdout == "done\n"
+    assert "progress: 1/3 step 1" in out.stderr
+    out = cli("--json", "call", "add", "a=2", "b=3", "--", *CALC)
+    assert json.loads(out.stdout)["structuredContent"] == {"result": 5}
+
+
+def test_cli_tools_info_trace_and_config(tmp_path):
+    out = cli("tools", "--", *CALC)
+    assert out.stdout.splitlines()[0].startswith("add")
+    out = cli("--trace", "info", "--", *CALC)
+    assert "server: calc" in out.stdout and "-> {" in out.stderr and "<- {" in out.stderr
+    config = tmp_path / "servers.json"
+    config.write_text(json.dumps({"mcpServers": {"calc": {"command": CALC[0], "args": CALC[1:]}}}))
+    out = cli("--config", str(config), "--server", "calc", "call", "multiply", "a=6", "b=7")
+    assert out.stdout == "42\n", out.stderr
+    out = cli("raw", "tools/list", "{}", "--", *CALC)
+    assert "add" in [t["name"] for t in json.loads(out.stdout)["tools"]]
