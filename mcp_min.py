@@ -166,6 +166,10 @@ class AuthRequired(HttpError):
 class _SessionExpired(ConnectionClosed):
     """Internal: HTTP 404 for a request that carried a session id."""
 
+    def __init__(self, message, session_id):
+        ConnectionClosed.__init__(self, message)
+        self.session_id = session_id
+
 
 def _shorten(text, limit):
     if len(text) <= limit:
@@ -215,7 +219,7 @@ class Future(object):
     """
 
     __slots__ = ("_session", "id", "method", "_params", "_timeout", "_deadline", "_cancellable", "_finish",
-                 "_latch", "_msg", "_outcome", "progress", "__weakref__")
+                 "_latch", "_msg", "_outcome", "progress", "_renewable", "__weakref__")
 
     def __init__(self, session, request_id, method, params, timeout, finish, progress, cancellable=True):
         self._session = session
@@ -231,6 +235,7 @@ class Future(object):
         self._msg = None  # the answer message, or an McpError that ended the request
         self._outcome = None  # (value, error) once computed
         self.progress = progress
+        self._renewable = True  # may be repeated once in a new HTTP session
 
     def _set(self, msg):
         # Called once, by whoever removed this future from the pending map.
@@ -262,6 +267,8 @@ class Future(object):
             if self._msg is None:
                 self._wait(timeout)
             msg = self._msg
+            if isinstance(msg, _SessionExpired) and self._renewable and self.method != "initialize":
+                msg = self._retry_in_new_session(msg)
             if isinstance(msg, BaseException):
                 self._outcome = (None, msg)
             elif "error" in msg:
@@ -276,12 +283,24 @@ class Future(object):
             raise error
         return value
 
+    def _retry_in_new_session(self, expired):
+        # The spec's answer to HTTP 404 on a session: initialize again, then repeat the request once.
+        session = self._session
+        try:
+            session._restart_session(expired)
+            left = None if self._deadline is None else max(self._deadline - time.monotonic(), 0)
+            retry = session.submit(self.method, self._params, left, self.progress, inline=True, raw=True)
+            retry._renewable = False
+            return {"result": retry.result()}
+        except McpError as e:
+            return e
+
     def _wait(self, timeout):
-        wait = self._deadline - time.monotonic() if self._deadline is not None else -1
-        local = timeout is not None and (wait < 0 or timeout < wait)
+        wait = None if self._deadline is None else max(self._deadline - time.monotonic(), 0)
+        local = timeout is not None and (wait is None or timeout < wait)
         if local:
-            wait = timeout
-        if self._latch.acquire(True, max(wait, 0) if wait >= 0 else -1):
+            wait = max(timeout, 0)
+        if self._latch.acquire(True, -1 if wait is None else wait):
             self._latch.release()  # leave it open for other waiters
             return
         if local:
@@ -550,11 +569,11 @@ class _SseParser(object):
 
     def _feed_one(self, line):
         if not line:
-            data, kind = self._data, self._event or "message"
+            data, kind = "\n".join(self._data), self._event or "message"
             self._data, self._event = [], ""
-            if not data:
+            if not data:  # e.g. the priming event that only carries an id
                 return None
-            return kind, "\n".join(data)
+            return kind, data
         if line[0] == ":":
             return None  # comment / keep-alive
         field, _, value = line.partition(":")
@@ -746,6 +765,8 @@ class _HttpTransport(object):
                 if sid:
                     self.session_id = sid
             self._read_answer(resp, rid, deadline)
+        except RequestTimeout:
+            pass  # the request's own deadline ends it, cancelling as it should
         except McpError as e:
             self._sink._on_request_failed(rid, e)
         except Exception as e:  # never let a thread die silently
@@ -778,7 +799,8 @@ class _HttpTransport(object):
                 finally:
                     with self._lock:
                         self._streams.pop(rid, None)
-                self._resume(parser, rid, deadline)
+                if deadline is None or time.monotonic() < deadline:
+                    self._resume(parser, rid, deadline)
             elif ctype == "application/json":
                 body = resp.read(MAX_MESSAGE_BYTES + 1)
                 try:
@@ -933,7 +955,7 @@ class _HttpStatus(Exception):
         text = self.body[:2000].decode("utf-8", "replace")
         if self.status == 404 and getattr(transport, "session_id", None) is not None \
                 and not transport.modern and method != "initialize":
-            return _SessionExpired("%s no longer knows session %s" % (transport.name, transport.session_id))
+            return _SessionExpired("%s no longer knows our session" % transport.name, transport.session_id)
         challenge = _parse_www_authenticate(self.headers.get("WWW-Authenticate", "") if self.headers else "")
         if self.status == 401 or (self.status == 403 and challenge.get("error") == "insufficient_scope"):
             return AuthRequired(self.url, self.status, text, challenge)
@@ -1159,6 +1181,7 @@ class _Session(object):
         self._tool_headers = None  # tool name -> x-mcp-header paths (HTTP, 2026-07-28)
         self._base_meta = None
         self._closed = False
+        self._restart_lock = threading.Lock()
 
     # -- capabilities ---------------------------------------------------------
     def capabilities(self, modern):
@@ -1327,13 +1350,7 @@ class _Session(object):
 
     def request(self, method, params=None, timeout=None, progress=None, finish=None, cancellable=True):
         """Send a request and wait for its result (the result dict, or what ``finish`` makes of it)."""
-        try:
-            return self.submit(method, params, timeout, progress, finish, True, cancellable).result()
-        except _SessionExpired:
-            if method == "initialize":
-                raise
-            self._restart_session()
-            return self.submit(method, params, timeout, progress, finish, True, cancellable).result()
+        return self.submit(method, params, timeout, progress, finish, True, cancellable).result()
 
     def notify(self, method, params=None):
         if self._error is not None:
@@ -1345,12 +1362,16 @@ class _Session(object):
             _trace("->", msg)
         self.transport.send(msg, time.monotonic() + self.timeout)
 
-    def _restart_session(self):
-        """HTTP 404 on our session: the server forgot it.  Shake hands again (once per failure)."""
-        _log.info("%s forgot our session; initializing again", self.transport.name)
-        self.transport.session_id = None
-        self.transport.protocol_version = None
-        self._handshake(self.protocol_version or LEGACY_VERSIONS[0], time.monotonic() + self.timeout)
+    def _restart_session(self, expired):
+        """HTTP 404 on our session: the server forgot it.  Shake hands again, once for
+        however many requests found out at the same time."""
+        with self._restart_lock:
+            if self.transport.session_id != expired.session_id:
+                return  # another thread already did
+            _log.info("%s forgot session %s; initializing again", self.transport.name, expired.session_id)
+            self.transport.session_id = None
+            self.transport.protocol_version = None
+            self._handshake(self.protocol_version or LEGACY_VERSIONS[0], time.monotonic() + self.timeout, True)
 
     def _withdraw(self, fut, reason):
         """Remove a pending request and tell the server; False if it had already ended."""

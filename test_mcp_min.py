@@ -595,3 +595,412 @@ def test_cli_tools_info_trace_and_config(tmp_path):
     assert out.stdout == "42\n", out.stderr
     out = cli("raw", "tools/list", "{}", "--", *CALC)
     assert "add" in [t["name"] for t in json.loads(out.stdout)["tools"]]
+
+
+# ---------------------------------------------------------------------------
+# Streamable HTTP and legacy HTTP+SSE
+# ---------------------------------------------------------------------------
+
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer  # noqa: E402
+
+
+def start_calc_http():
+    proc = subprocess.Popen(CALC + ["--http", "0"], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL)
+    line = proc.stderr.readline().decode()
+    assert "listening on" in line, line
+    return proc, line.split("listening on", 1)[1].strip()
+
+
+@pytest.fixture(scope="module")
+def calc_url():
+    proc, url = start_calc_http()
+    yield url
+    proc.terminate()
+    proc.wait(10)
+    proc.stderr.close()
+
+
+class FakeHttp(object):
+    """A handshake-era Streamable HTTP server (or, with legacy_sse=True, an HTTP+SSE one)
+    in this process, on 127.0.0.1 port 0, that records every request.
+
+    cfg: sse (answer requests as SSE), expire_after (forget the session after N tool calls),
+    expire_always, auth (require 'Bearer good'), ping_first (a ping request inside the SSE
+    answer), drop (end the POST stream after a primed event id; the answer comes on resume),
+    get_stream (offer the GET stream and push a notification on it), status (answer every
+    POST with this HTTP status and a body)."""
+
+    def __init__(self, **cfg):
+        self.cfg = cfg
+        self.log = []
+        self.sessions = []
+        self.calls = 0
+        self.answers = {}
+        self.lock = threading.Lock()
+        self.sse_queue = None
+        self.parked = {}
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                msg = json.loads(body)
+                fake.log.append(("POST", self.path, {k.lower(): v for k, v in self.headers.items()}, msg))
+                fake.post(self, msg)
+
+            def do_GET(self):
+                fake.log.append(("GET", self.path, {k.lower(): v for k, v in self.headers.items()}, None))
+                fake.get(self)
+
+            def do_DELETE(self):
+                fake.log.append(("DELETE", self.path, {k.lower(): v for k, v in self.headers.items()}, None))
+                self.reply(200, b"")
+
+            def reply(self, status, body=b"", ctype="application/json", headers=()):
+                self.send_response(status)
+                if body or status != 202:
+                    self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(body)))
+                for k, v in headers:
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(body)
+
+            def start_sse(self, headers=()):
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Connection", "close")
+                for k, v in headers:
+                    self.send_header(k, v)
+                self.end_headers()
+                self.close_connection = True
+
+            def event(self, msg, event_id=None, kind=None):
+                text = ""
+                if event_id:
+                    text += "id: %s\n" % event_id
+                if kind:
+                    text += "event: %s\n" % kind
+                payload = msg if isinstance(msg, str) else json.dumps(msg)
+                text += "".join("data: %s\n" % part for part in payload.split("\n")) + "\n"
+                self.wfile.write(text.encode())
+                self.wfile.flush()
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.server.handle_error = lambda request, address: None  # clients hanging up are expected
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+        self.url = "http://127.0.0.1:%d/mcp" % self.server.server_address[1]
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+    def requests(self, kind=None):
+        return [entry for entry in self.log if kind is None or entry[0] == kind]
+
+    def result_for(self, msg):
+        name = msg["params"]["name"]
+        args = msg["params"].get("arguments") or {}
+        if name == "big":
+            return {"content": [{"type": "text", "text": "y" * args["n"]}]}
+        return {"content": [{"type": "text", "text": json.dumps(args)}], "structuredContent": args}
+
+    def post(self, h, msg):
+        cfg = self.cfg
+        if cfg.get("auth") and h.headers.get("Authorization") != "Bearer good":
+            return h.reply(401, b'{"error":"invalid_token"}', headers=[(
+                "WWW-Authenticate", 'Bearer error="invalid_token", resource_metadata="%s", scope="read write"'
+                % self.url.replace("/mcp", "/.well-known/oauth-protected-resource"))])
+        if cfg.get("status"):
+            return h.reply(cfg["status"], b"<html>upstream exploded</html>", "text/html")
+        if h.path != "/mcp" or cfg.get("legacy_sse"):
+            return h.reply(405 if cfg.get("legacy_sse") else 404, b"")
+        method = msg.get("method")
+        if method == "server/discover":
+            return h.reply(400, b"")  # what handshake-era SDK servers answer without a session
+        if method == "initialize":
+            sid = "session-%d" % (len(self.sessions) + 1)
+            self.sessions.append(sid)
+            answer = {"jsonrpc": "2.0", "id": msg["id"], "result": {
+                "protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                "serverInfo": {"name": "fake-http", "version": "1"}}}
+            return h.reply(200, json.dumps(answer).encode(), headers=[("Mcp-Session-Id", sid)])
+        sid = h.headers.get("Mcp-Session-Id")
+        if sid not in self.sessions[-1:]:
+            return h.reply(404, b"")
+        if method is None:  # our answer to a server request
+            self.answers[msg["id"]] = msg
+            parked = self.parked.pop(msg["id"], None)
+            if parked:
+                parked.set()
+            return h.reply(202)
+        if "id" not in msg:
+            return h.reply(202)
+        if method == "tools/call":
+            with self.lock:
+                self.calls += 1
+                expire = cfg.get("expire_always") or self.calls == cfg.get("expire_after")
+            if expire:
+                self.sessions.append("forgotten")
+                return h.reply(404, b"")
+            result = {"jsonrpc": "2.0", "id": msg["id"], "result": self.result_for(msg)}
+            if msg["params"]["name"] == "slow":
+                time.sleep(msg["params"]["arguments"]["s"])
+            if not cfg.get("sse"):
+                return h.reply(200, json.dumps(result).encode())
+            h.start_sse()
+            if cfg.get("ping_first"):
+                ev = threading.Event()
+                self.parked["p-%s" % msg["id"]] = ev
+                h.event({"jsonrpc": "2.0", "id": "p-%s" % msg["id"], "method": "ping"})
+                ev.wait(10)
+            if cfg.get("drop"):
+                h.event("", event_id="ev-%s-1" % msg["id"])
+                self.answers["resume-ev-%s-1" % msg["id"]] = result
+                h.wfile.write(b"retry: 10\n\n")
+                return
+            h.event({"jsonrpc": "2.0", "method": "notifications/message",
+                     "params": {"level": "info", "data": "working"}})
+            h.event(result, event_id="ev-%s-2" % msg["id"])
+            return
+        return h.reply(200, json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {}}).encode())
+
+    def get(self, h):
+        cfg = self.cfg
+        if cfg.get("legacy_sse"):
+            if h.path != "/mcp":
+                return h.reply(404, b"")
+            return self.legacy_stream(h)
+        last = h.headers.get("Last-Event-ID")
+        if last:
+            result = self.answers.pop("resume-" + last, None)
+            h.start_sse()
+            if result is not None:
+                h.event(result, event_id=last + "-r")
+            return
+        if not cfg.get("get_stream"):
+            return h.reply(405, b"")
+        h.start_sse()
+        h.event({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}, event_id="g1")
+        time.sleep(0.5)
+
+    def legacy_stream(self, h):
+        import queue
+        self.sse_queue = queue.Queue()
+        h.start_sse()
+        h.event("/messages?session=abc", kind="endpoint")
+        while True:
+            msg = self.sse_queue.get()
+            if msg is None:
+                return
+            h.event(msg, kind="message")
+
+
+class LegacySse(FakeHttp):
+    def post(self, h, msg):
+        if h.path == "/mcp":
+            return h.reply(405, b"")
+        assert h.path == "/messages?session=abc"
+        h.reply(202)
+        method = msg.get("method")
+        if method == "initialize":
+            self.sse_queue.put({"jsonrpc": "2.0", "id": msg["id"], "result": {
+                "protocolVersion": "2024-11-05", "capabilities": {"tools": {}},
+                "serverInfo": {"name": "old-sse", "version": "0.1"}}})
+        elif method == "tools/call":
+            self.sse_queue.put({"jsonrpc": "2.0", "id": msg["id"], "result": self.result_for(msg)})
+        elif method == "tools/list":
+            self.sse_queue.put({"jsonrpc": "2.0", "id": msg["id"], "result": {"tools": []}})
+
+    def close(self):
+        if self.sse_queue is not None:
+            self.sse_queue.put(None)
+        FakeHttp.close(self)
+
+
+@pytest.fixture
+def http_fake():
+    made = []
+
+    def make(cls=FakeHttp, **cfg):
+        made.append(cls(legacy_sse=cls is LegacySse, **cfg))
+        return made[-1]
+    yield make
+    for f in made:
+        f.close()
+
+
+@pytest.mark.parametrize("version", ["auto", "2025-11-25", "2025-03-26"])
+def test_http_calc(calc_url, version):
+    with Client(calc_url, protocol_version=version) as c:
+        assert c.transport == "streamable-http"
+        assert c.protocol_version == ("2026-07-28" if version == "auto" else version)
+        assert c.call("add", a=2, b=3) == 5
+        with pytest.raises(ToolError):
+            c.call("divide", a=1, b=0)
+        assert "multiply" in [t["name"] for t in c.list_tools()]
+
+
+@pytest.mark.parametrize("version", ["auto", "2025-11-25"])
+def test_http_calc_elicitation(calc_url, version):
+    asked = []
+
+    def elicitation(params):
+        asked.append(params["message"])
+        return {"action": "accept", "content": {"name": "Ada"}}
+
+    with Client(calc_url, protocol_version=version, elicitation=elicitation) as c:
+        assert c.call("greet") == "Hello, Ada!"
+    assert asked == ["What is your name?"]
+
+
+@pytest.mark.parametrize("sse", [False, True])
+def test_http_json_and_sse_answers(http_fake, sse):
+    server = http_fake(sse=sse)
+    logs = []
+    with Client(server.url, on_log=lambda *a: logs.append(a)) as c:
+        assert c.protocol_version == "2025-11-25"
+        assert c.server_info["name"] == "fake-http"
+        assert c.call("echo", x=[1, 2]) == {"x": [1, 2]}
+    posts = server.requests("POST")
+    # discover probe, then initialize without a session, then everything with it
+    assert [p[3].get("method") for p in posts[:3]] == ["server/discover", "initialize", "notifications/initialized"]
+    assert "mcp-session-id" not in posts[1][2]
+    for _, _, headers, _ in posts[2:]:
+        assert headers["mcp-session-id"] == "session-1"
+        assert headers["mcp-protocol-version"] == "2025-11-25"
+        assert headers["accept"] == "application/json, text/event-stream"
+        assert headers["content-type"] == "application/json"
+    deletes = server.requests("DELETE")
+    assert len(deletes) == 1 and deletes[0][2]["mcp-session-id"] == "session-1"
+    if sse:
+        assert wait_for(lambda: logs == [("info", None, "working")])
+
+
+def test_http_server_request_inside_sse_answer(http_fake):
+    server = http_fake(sse=True, ping_first=True)
+    with Client(server.url) as c:
+        assert c.call("echo", n=1) == {"n": 1}
+    answer = [v for k, v in server.answers.items() if str(k).startswith("p-")]
+    assert answer and answer[0]["result"] == {}
+
+
+def test_http_session_expiry_reinitializes_once(http_fake):
+    server = http_fake(expire_after=2)
+    with Client(server.url) as c:
+        assert c.call("echo", n=1) == {"n": 1}
+        assert c.call("echo", n=2) == {"n": 2}  # 404: re-initialize and retry
+    assert [p[3].get("method") for p in server.requests("POST")].count("initialize") == 2
+    server = http_fake(expire_always=True)
+    with Client(server.url) as c:
+        with pytest.raises(ConnectionClosed):
+            c.call("echo", n=1)
+
+
+def test_http_dropped_stream_resumes_with_last_event_id(http_fake):
+    server = http_fake(sse=True, drop=True)
+    with Client(server.url) as c:
+        assert c.call("echo", r=1) == {"r": 1}
+    gets = [g for g in server.requests("GET") if "last-event-id" in g[2]]
+    assert gets and gets[0][2]["last-event-id"].startswith("ev-")
+
+
+def test_http_standalone_get_stream_delivers_notifications(http_fake):
+    server = http_fake(get_stream=True)
+    notes = []
+    with Client(server.url, on_notification=lambda m, p: notes.append(m)):
+        assert wait_for(lambda: notes)
+    assert notes[0] == "notifications/tools/list_changed"
+
+
+def test_http_legacy_sse_fallback(http_fake):
+    server = http_fake(LegacySse)
+    with Client(server.url) as c:
+        assert c.transport == "sse"
+        assert c.protocol_version == "2024-11-05"
+        assert c.call("echo", old=True) == {"old": True}
+        assert c.list_tools() == []
+
+
+def test_http_401_carries_the_challenge(http_fake):
+    server = http_fake(auth=True)
+    with pytest.raises(mcp_min.AuthRequired) as info:
+        Client(server.url)
+    err = info.value
+    assert err.status == 401 and err.scope == "read write"
+    assert err.resource_metadata.endswith("/.well-known/oauth-protected-resource")
+    with Client(server.url, headers={"Authorization": "Bearer good"}) as c:
+        assert c.call("echo", ok=1) == {"ok": 1}
+    assert all(r[2].get("authorization") == "Bearer good" for r in server.log[2:])
+
+
+def test_http_trace_redacts_credentials(http_fake, caplog):
+    server = http_fake()
+    caplog.set_level(logging.DEBUG, logger="mcp_min")
+    with Client(server.url, headers={"Authorization": "Bearer s3cret"}) as c:
+        c.call("echo")
+    text = "\n".join(r.getMessage() for r in caplog.records)
+    assert "s3cret" not in text and "<redacted>" in text
+
+
+def test_http_connection_refused_names_the_url():
+    import socket
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    url = "http://127.0.0.1:%d/mcp" % port
+    with pytest.raises(ConnectionClosed) as info:
+        Client(url, timeout=5)
+    assert url in str(info.value)
+
+
+def test_http_wrong_path(calc_url):
+    url = calc_url.replace("/mcp", "/nope")
+    with pytest.raises(mcp_min.HttpError) as info:
+        Client(url, timeout=10)
+    assert info.value.status == 404 and "/nope" in str(info.value)
+
+
+def test_http_5xx_names_status_and_body(http_fake):
+    server = http_fake(status=502)
+    with pytest.raises(mcp_min.HttpError) as info:
+        Client(server.url, protocol_version="2025-11-25")
+    assert info.value.status == 502 and "upstream exploded" in str(info.value)
+
+
+def test_http_5_mb_sse_event(http_fake):
+    server = http_fake(sse=True)
+    with Client(server.url) as c:
+        assert len(c.call("big", n=5 * 1024 * 1024)) == 5 * 1024 * 1024
+
+
+def test_http_8_threads_at_once(calc_url):
+    with Client(calc_url, protocol_version="2025-11-25") as c:
+        results = {}
+
+        def worker(i):
+            results[i] = [c.call("multiply", a=i, b=k) for k in range(10)]
+
+        threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        assert results == {i: [i * k for k in range(10)] for i in range(8)}
+
+
+def test_http_timeout_sends_cancel(http_fake):
+    server = http_fake()
+    with Client(server.url) as c:
+        with pytest.raises(RequestTimeout):
+            c.call("slow", s=1.0, timeout=0.3)
+        assert wait_for(lambda: any(p[3].get("method") == "notifications/cancelled" for p in server.requests("POST")))
+        assert c.call("echo", after=1) == {"after": 1}
