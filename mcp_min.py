@@ -673,6 +673,7 @@ class _HttpTransport(object):
         self._streams = {}  # request id -> open response, so a cancel can close it
         self._listener = None
         self._closed = False
+        self._stopping = threading.Event()
         self._sink = None
 
     def start(self, sink):
@@ -875,25 +876,33 @@ class _HttpTransport(object):
 
     # -- the standalone GET stream (handshake era) --------------------------
     def connected(self):
-        """Called after the handshake: listen for server messages on GET when offered."""
+        """Called after the handshake: listen for server messages on GET when offered.
+
+        Waits (briefly) until the server has answered the GET, so that what the
+        server sends there right after our next request is not lost."""
         if self.modern or self._listener is not None:
             return
-        self._listener = threading.Thread(target=self._listen_loop, name="mcp_min-get-stream", daemon=True)
+        ready = threading.Event()
+        self._listener = threading.Thread(target=self._listen_loop, args=(ready,), name="mcp_min-get-stream",
+                                          daemon=True)
         self._listener.start()
+        ready.wait(min(self.timeout, 5.0))
 
-    def _listen_loop(self):
+    def _listen_loop(self, ready):
         parser = _SseParser()
         failures = 0
         while not self._closed and failures < 5:
             try:
                 resp = self._open("GET", self._get_headers(parser.last_id), None, None)
             except _HttpStatus as e:
-                if e.status in (404, 405, 400):
+                if e.status in (400, 404, 405):
+                    ready.set()
                     return  # no standalone stream offered
                 failures += 1
             except McpError:
                 failures += 1
             else:
+                ready.set()
                 ctype = resp.headers.get("Content-Type", "").split(";")[0].strip().lower()
                 if ctype != "text/event-stream":
                     resp.close()
@@ -907,8 +916,9 @@ class _HttpTransport(object):
                     with self._lock:
                         self._streams.pop("GET", None)
                     resp.close()
-            if not self._closed:
-                time.sleep(min((parser.retry_ms or 1000) / 1000.0, 10.0) * (failures or 1))
+            ready.set()
+            # Honour the server's retry: field; back off further after failures.
+            self._stopping.wait(min((parser.retry_ms or 1000) / 1000.0, 10.0) * (failures or 1))
 
     # -- cancel and close ---------------------------------------------------
     def abort(self, request_id):
@@ -928,6 +938,7 @@ class _HttpTransport(object):
         if self._closed:
             return
         self._closed = True
+        self._stopping.set()
         with self._lock:
             streams = list(self._streams.values())
             self._streams.clear()
@@ -1218,20 +1229,26 @@ class _Session(object):
             wanted = version or LEGACY_VERSIONS[0]
         self._handshake(wanted, deadline)
 
-    def _probe(self, deadline, pinned):
+    def _probe(self, deadline, pinned, retried=False):
         """Ask ``server/discover``.  Returns the modern version chosen, a legacy
         version to shake hands with, or None (a handshake-era server)."""
-        version = MODERN_VERSIONS[0]
+        version = self.protocol_version if retried else MODERN_VERSIONS[0]
         self._base_meta = self._meta(version)
         self.modern = self.transport.modern = True
+        self.transport.protocol_version = version
         wait = max(deadline - time.monotonic(), 0) if pinned else min(self.probe_timeout, max(
             deadline - time.monotonic(), 0))
         try:
             result = self.request("server/discover", {}, timeout=wait, cancellable=False)
         except RequestError as e:
+            if retried:
+                return self.protocol_version  # it is a 2026 server; the discovery data is optional
             supported = (e.data or {}).get("supported") if isinstance(e.data, dict) else None
             if e.code == UNSUPPORTED_PROTOCOL_VERSION and isinstance(supported, list):
-                return self._choose(supported, None)
+                version = self._choose(supported, None)
+                if version in MODERN_VERSIONS and not retried:  # ask again, in a version it speaks
+                    return self._probe(deadline, pinned, True)
+                return version
             if e.code in _MODERN_ERRORS or pinned:
                 if pinned:
                     raise
@@ -1254,6 +1271,7 @@ class _Session(object):
 
     def _be_legacy(self):
         self.modern = self.transport.modern = False
+        self.transport.protocol_version = None
         self._base_meta = None
 
     def _choose(self, supported, discovered):
