@@ -104,9 +104,61 @@ FAKE = textwrap.dedent(r'''
             return answer(mid, {"content": [], "structuredContent": {k: os.environ.get(k) for k in args["keys"]}})
         return answer(mid, error={"code": -32602, "message": "unknown tool " + name})
 
+    listing = [0]
+
+    def version_of(params):
+        return (params.get("_meta") or {}).get("io.modelcontextprotocol/protocolVersion")
+
+    def modern(result):
+        result.setdefault("resultType", "complete")
+        return result
+
+    def serve_modern(mid, method, params):
+        if version_of(params) != "2026-07-28":
+            return answer(mid, error={"code": -32022, "message": "unsupported",
+                                      "data": {"supported": ["2026-07-28"], "requested": version_of(params)}})
+        if method == "tools/list":
+            listing[0] += 1
+            return answer(mid, modern({"tools": [{"name": "v%d" % listing[0], "inputSchema": {"type": "object"}}],
+                                       "ttlMs": cfg.get("ttl", 0), "cacheScope": "private"}))
+        if method == "resources/read":
+            return answer(mid, error={"code": -32602, "message": "Resource not found", "data": {"uri": params["uri"]}})
+        if method == "subscriptions/listen":
+            sub = {"io.modelcontextprotocol/subscriptionId": mid}
+            wanted = params.get("notifications") or {}
+            write({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
+                   "params": {"notifications": wanted, "_meta": sub}})
+            write({"jsonrpc": "2.0", "method": "notifications/tools/list_changed", "params": {"_meta": sub}})
+            return
+        if method == "tools/call":
+            name, args = params["name"], params.get("arguments") or {}
+            responses, state = params.get("inputResponses"), params.get("requestState")
+            if name == "ask_input":
+                rounds = int(state.split("-")[1]) if state else 0
+                if rounds < args.get("rounds", 1):
+                    asks = {"who": {"method": "elicitation/create", "params": {
+                        "mode": "form", "message": "who?", "requestedSchema": {
+                            "type": "object", "properties": {"name": {"type": "string"}}}}},
+                            "where": {"method": "roots/list"}}
+                    return answer(mid, {"resultType": "input_required", "inputRequests": asks,
+                                        "requestState": "st-%d" % (rounds + 1)})
+                return answer(mid, modern({"content": [], "structuredContent": {
+                    "responses": responses, "state": state}}))
+            if name == "ask_forever":
+                return answer(mid, {"resultType": "input_required", "requestState": "again"})
+            if name == "odd_result":
+                return answer(mid, {"resultType": "task", "taskId": "t1"})
+            return answer(mid, modern({"content": [{"type": "text", "text": json.dumps(args)}],
+                                       "structuredContent": args}))
+        return answer(mid, error={"code": -32601, "message": "Method not found: " + method})
+
     def handle(msg):
         method, mid = msg.get("method"), msg.get("id")
         params = msg.get("params") or {}
+        if method not in (None, "server/discover") and version_of(params) and cfg.get("discover") == "modern":
+            if mid is not None:
+                serve_modern(mid, method, params)
+            return
         if method is None:
             if mid in waiting:
                 waiting[mid][1] = msg
@@ -123,6 +175,20 @@ FAKE = textwrap.dedent(r'''
                 return answer(mid, error={"code": -32602, "message": "not initialized"})
             if mode == "result-no-versions":
                 return answer(mid, {})
+            if mode == "modern":
+                return answer(mid, modern({"supportedVersions": ["2026-07-28", "2025-11-25"],
+                                           "capabilities": {"tools": {"listChanged": True}},
+                                           "instructions": "stateless", "ttlMs": 1000, "cacheScope": "public",
+                                           "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "modern-fake",
+                                                                                            "version": "2"}}}))
+            if mode == "legacy-only":
+                return answer(mid, {"supportedVersions": ["2025-06-18"], "capabilities": {}})
+            if mode.startswith("unsupported:"):
+                return answer(mid, error={"code": -32022, "message": "Unsupported protocol version",
+                                          "data": {"supported": mode.split(":", 1)[1].split(","),
+                                                   "requested": version_of(params)}})
+            if mode == "header-mismatch":
+                return answer(mid, error={"code": -32020, "message": "header mismatch"})
             return answer(mid, error={"code": -32601, "message": "Method not found"})
         if method == "initialize":
             mode = cfg.get("init")
@@ -162,6 +228,8 @@ FAKE = textwrap.dedent(r'''
             args = dict(params.get("arguments") or {})
             threading.Thread(target=tool, args=(mid, params["name"], args, params.get("_meta") or {})).start()
             return
+        if method in ("resources/subscribe", "resources/unsubscribe"):
+            return answer(mid, {})
         return answer(mid, error={"code": -32601, "message": "Method not found: " + method})
 
     for line in sys.stdin.buffer:
@@ -1004,3 +1072,282 @@ def test_http_timeout_sends_cancel(http_fake):
             c.call("slow", s=1.0, timeout=0.3)
         assert wait_for(lambda: any(p[3].get("method") == "notifications/cancelled" for p in server.requests("POST")))
         assert c.call("echo", after=1) == {"after": 1}
+
+
+# ---------------------------------------------------------------------------
+# 2026-07-28: negotiation, stateless _meta, input_required rounds, listen, caching
+# ---------------------------------------------------------------------------
+
+META = "io.modelcontextprotocol/"
+
+
+@pytest.mark.parametrize("mode, version", [
+    ("modern", "2026-07-28"),                      # DiscoverResult lists 2026-07-28
+    ("unsupported:2026-07-28", "2026-07-28"),      # -32022 naming a version we speak: stay stateless
+    ("unsupported:2025-06-18", "2025-06-18"),      # -32022 naming only a handshake version
+    ("legacy-only", "2025-06-18"),                 # DiscoverResult with only handshake versions
+    ("header-mismatch", "2026-07-28"),             # another 2026 error: a 2026 server
+    ("error", "2025-11-25"),                       # -32601 from a handshake-era server
+    ("invalid-params", "2025-11-25"),              # -32602 from a handshake-era server
+    ("result-no-versions", "2025-11-25"),          # a result that is no DiscoverResult
+    ("silent", "2025-11-25"),                      # no answer within the probe timeout
+    ("die", "2025-11-25"),                         # the server exits: start a fresh one, shake hands
+])
+def test_negotiation_table_stdio(fake, tmp_path, mode, version):
+    with Client(fake(discover=mode), probe_timeout=0.5) as c:
+        assert c.protocol_version == version
+    methods = [m.get("method") for m in received(tmp_path)]
+    assert methods[0] == "server/discover"
+    assert ("initialize" in methods) == (version != "2026-07-28")
+
+
+def test_modern_requests_carry_meta_and_no_handshake(fake, tmp_path):
+    with Client(fake(discover="modern"), roots=["/tmp"]) as c:
+        assert c.protocol_version == "2026-07-28"
+        assert c.server_info == {"name": "modern-fake", "version": "2"}
+        assert c.instructions == "stateless"
+        assert c.call("echo", x=1) == {"x": 1}
+    msgs = received(tmp_path)
+    assert "initialize" not in [m.get("method") for m in msgs]
+    for m in msgs:
+        if "id" in m:
+            meta = m["params"]["_meta"]
+            assert meta[META + "protocolVersion"] == "2026-07-28"
+            assert meta[META + "clientInfo"]["name"] == "mcp_min"
+            assert meta[META + "clientCapabilities"] == {"roots": {}}
+
+
+def test_modern_input_required_rounds(fake, tmp_path):
+    asked = []
+
+    def elicitation(params):
+        asked.append(params["message"])
+        return {"action": "accept", "content": {"name": "Ada"}}
+
+    with Client(fake(discover="modern"), elicitation=elicitation, roots=["/srv"]) as c:
+        value = c.call("ask_input", rounds=2)
+    assert asked == ["who?", "who?"]
+    assert value["state"] == "st-2"
+    assert value["responses"]["who"] == {"action": "accept", "content": {"name": "Ada"}}
+    assert value["responses"]["where"] == {"roots": [{"uri": "file:///srv", "name": "srv"}]}
+    calls = [m for m in received(tmp_path) if m.get("method") == "tools/call"]
+    assert len({m["id"] for m in calls}) == 3  # every retry has a new id
+    assert "requestState" not in calls[0]["params"] and "inputResponses" not in calls[0]["params"]
+    assert [m["params"].get("requestState") for m in calls[1:]] == ["st-1", "st-2"]
+    assert all(m["params"]["arguments"] == {"rounds": 2} for m in calls)
+
+
+def test_modern_input_rounds_are_capped(fake):
+    with Client(fake(discover="modern")) as c:
+        with pytest.raises(McpError, match="8 rounds"):
+            c.call("ask_forever")
+        with pytest.raises(McpError, match="cannot give"):
+            c.call("ask_input")  # asks for elicitation, but no callback was given
+        with pytest.raises(McpError, match="resultType 'task'"):
+            c.call("odd_result")
+
+
+def test_modern_resource_not_found_and_removed_methods(fake):
+    with Client(fake(discover="modern")) as c:
+        with pytest.raises(mcp_min.ResourceNotFound) as info:
+            c.read_resource("file:///missing")
+        assert info.value.code == -32602
+        with pytest.raises(McpError, match="logLevel"):
+            c.set_logging_level("debug")
+        with pytest.raises(McpError, match="listen"):
+            c.subscribe("file:///x")
+
+
+def test_modern_list_cache_honours_ttl_and_refresh(fake):
+    with Client(fake(discover="modern", ttl=60000)) as c:
+        assert [t["name"] for t in c.list_tools()] == ["v1"]
+        assert [t["name"] for t in c.list_tools()] == ["v1"]  # fresh: served from the cache
+        assert [t["name"] for t in c.list_tools(refresh=True)] == ["v2"]
+    with Client(fake(discover="modern", ttl=0)) as c:
+        assert [t["name"] for t in c.list_tools()] == ["v1"]
+        assert [t["name"] for t in c.list_tools()] == ["v2"]  # ttlMs 0: stale at once
+
+
+def test_modern_listen_delivers_and_closes(fake, tmp_path):
+    got = []
+    with Client(fake(discover="modern", ttl=60000)) as c:
+        assert [t["name"] for t in c.list_tools()] == ["v1"]
+        sub = c.listen(prompts=False, resource_uris=["file:///a"], callback=lambda m, p: got.append(m))
+        assert wait_for(lambda: got)
+        assert got == ["notifications/tools/list_changed"]
+        assert sub.acknowledged == {"toolsListChanged": True, "promptsListChanged": False,
+                                    "resourcesListChanged": True, "resourceSubscriptions": ["file:///a"]}
+        assert [t["name"] for t in c.list_tools()] == ["v2"]  # the change notice dropped the cache
+        sub.close()
+        assert sub.ended.is_set()
+    msgs = received(tmp_path)
+    listen = [m for m in msgs if m.get("method") == "subscriptions/listen"][0]
+    cancels = [m for m in msgs if m.get("method") == "notifications/cancelled"]
+    assert cancels and cancels[0]["params"]["requestId"] == listen["id"]
+
+
+def test_legacy_listen_subscribes_and_filters(fake, tmp_path):
+    got = []
+    with Client(fake()) as c:
+        c.listen(tools=True, callback=lambda m, p: got.append(m), resource_uris=["file:///a"])
+        c.call("log")
+        assert wait_for(lambda: got)
+    assert got == ["notifications/tools/list_changed"]
+    assert [m["params"]["uri"] for m in received(tmp_path) if m.get("method") == "resources/subscribe"] == [
+        "file:///a"]
+
+
+def test_calc_greet_in_both_eras_over_stdio():
+    answers = []
+
+    def elicitation(params):
+        answers.append(params["requestedSchema"]["required"])
+        return {"action": "accept", "content": {"name": "Grace"}}
+
+    for version in ("auto", "2025-11-25"):
+        with Client(CALC, protocol_version=version, elicitation=elicitation) as c:
+            assert c.call("greet") == "Hello, Grace!"
+    assert answers == [["name"], ["name"]]
+    with Client(CALC) as c:  # no elicitation callback: the server says what it needs
+        with pytest.raises(RequestError) as info:
+            c.call("greet")
+        assert info.value.code == -32021
+
+
+@pytest.mark.parametrize("value, header", [
+    ("us-west1", "us-west1"),
+    ("Hello, 世界", "=?base64?SGVsbG8sIOS4lueVjA==?="),
+    (" padded ", "=?base64?IHBhZGRlZCA=?="),
+    ("=?base64?abc?=", "=?base64?PT9iYXNlNjQ/YWJjPz0=?="),
+    ("line\nbreak", "=?base64?bGluZQpicmVhaw==?="),
+    (True, "true"), (False, "false"), (42, "42"),
+])
+def test_header_value_encoding(value, header):
+    assert mcp_min._header_value(value) == header
+
+
+class ModernHttp(FakeHttp):
+    """A 2026-07-28 Streamable HTTP server (or, per cfg discover, a handshake-era one that
+    answers the probe in a given way).  Records each request's Mcp-* headers."""
+
+    TOOLS = [
+        {"name": "route", "inputSchema": {"type": "object", "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "opts": {"type": "object", "properties": {"dry": {"type": "boolean", "x-mcp-header": "Dry-Run"}}},
+            "n": {"type": "number"}}}},
+        {"name": "bad_type", "inputSchema": {"type": "object", "properties": {
+            "x": {"type": "number", "x-mcp-header": "X"}}}},
+        {"name": "bad_path", "inputSchema": {"type": "object", "properties": {
+            "xs": {"type": "array", "items": {"type": "string", "x-mcp-header": "Item"}}}}},
+        {"name": "bad_name", "inputSchema": {"type": "object", "properties": {
+            "x": {"type": "string", "x-mcp-header": "Bad Name"}}}},
+    ]
+
+    def post(self, h, msg):
+        mode = self.cfg.get("discover", "modern")
+        method = msg.get("method")
+        modern = h.headers.get("MCP-Protocol-Version") == "2026-07-28"
+        if mode != "modern":
+            if method == "server/discover":
+                if mode == "400-empty":
+                    return h.reply(400, b"")
+                if mode == "400-32602":
+                    return h.reply(400, json.dumps({"jsonrpc": "2.0", "id": msg["id"], "error": {
+                        "code": -32602, "message": "Bad Request: No valid session ID"}}).encode())
+                if mode == "200-error":
+                    return h.reply(200, json.dumps({"jsonrpc": "2.0", "id": msg["id"], "error": {
+                        "code": -32601, "message": "Method not found"}}).encode())
+                if mode == "silent":
+                    time.sleep(1.5)
+                    return h.reply(400, b"")
+                if mode == "400-32022":
+                    return h.reply(400, json.dumps({"jsonrpc": "2.0", "id": msg["id"], "error": {
+                        "code": -32022, "message": "Unsupported protocol version",
+                        "data": {"supported": ["2025-11-25"], "requested": "2026-07-28"}}}).encode())
+            return FakeHttp.post(self, h, msg)
+        if not modern or h.headers.get("Mcp-Method") != method:
+            return h.reply(400, json.dumps({"jsonrpc": "2.0", "id": msg.get("id"), "error": {
+                "code": -32020, "message": "header mismatch"}}).encode())
+        if method == "server/discover":
+            result = {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}, "ttlMs": 0,
+                      "cacheScope": "public", "_meta": {META + "serverInfo": {"name": "modern-http", "version": "3"}}}
+        elif method == "tools/list":
+            result = {"tools": self.TOOLS, "ttlMs": 0, "cacheScope": "public"}
+        elif method == "tools/call":
+            if msg["params"]["name"] == "slow":
+                time.sleep(msg["params"]["arguments"]["s"])
+            mcp_headers = {k.lower(): v for k, v in h.headers.items() if k.lower().startswith("mcp-")}
+            result = {"content": [], "structuredContent": mcp_headers}
+        else:
+            return h.reply(404, json.dumps({"jsonrpc": "2.0", "id": msg["id"], "error": {
+                "code": -32601, "message": "Method not found"}}).encode())
+        result["resultType"] = "complete"
+        answer = json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}).encode()
+        if self.cfg.get("sse"):
+            h.start_sse()
+            h.event(answer.decode())
+            return
+        return h.reply(200, answer)
+
+    def get(self, h):
+        if self.cfg.get("discover", "modern") == "modern":
+            return h.reply(405, b"")
+        return FakeHttp.get(self, h)
+
+
+@pytest.mark.parametrize("mode, version", [
+    ("modern", "2026-07-28"),
+    ("400-32022", "2025-11-25"),
+    ("400-empty", "2025-11-25"),
+    ("400-32602", "2025-11-25"),
+    ("200-error", "2025-11-25"),
+    ("silent", "2025-11-25"),
+])
+def test_negotiation_table_http(http_fake, mode, version):
+    server = http_fake(ModernHttp, discover=mode)
+    with Client(server.url, probe_timeout=0.5) as c:
+        assert c.protocol_version == version
+        assert c.transport == "streamable-http"
+    posts = server.requests("POST")
+    probe = posts[0]
+    assert probe[3]["method"] == "server/discover"
+    assert probe[2]["mcp-protocol-version"] == "2026-07-28" and probe[2]["mcp-method"] == "server/discover"
+    if version != "2026-07-28":
+        init = [p for p in posts if p[3].get("method") == "initialize"][0]
+        assert "mcp-protocol-version" not in init[2]
+
+
+def test_modern_http_headers_and_x_mcp_header(http_fake, caplog):
+    server = http_fake(ModernHttp)
+    with Client(server.url) as c:
+        assert c.server_info["name"] == "modern-http"
+        with caplog.at_level(logging.WARNING, logger="mcp_min"):
+            names = [t["name"] for t in c.list_tools()]
+        assert names == ["route"]  # tools with invalid markings are hidden, with a warning
+        assert sum("hiding tool" in r.getMessage() for r in caplog.records) == 3
+        seen = c.call("route", region="eu-west", opts={"dry": True}, n=1)
+        assert seen["mcp-method"] == "tools/call" and seen["mcp-name"] == "route"
+        assert seen["mcp-param-region"] == "eu-west" and seen["mcp-param-dry-run"] == "true"
+        seen = c.call("route", region="Zürich")
+        assert seen["mcp-param-region"] == "=?base64?WsO8cmljaA==?=" and "mcp-param-dry-run" not in seen
+    assert not server.requests("GET") and not server.requests("DELETE")  # stateless: no stream, no session
+    assert all("mcp-session-id" not in p[2] for p in server.requests("POST"))
+
+
+def test_modern_http_timeout_closes_the_stream(http_fake):
+    server = http_fake(ModernHttp, sse=True)
+    with Client(server.url) as c:
+        with pytest.raises(RequestTimeout):
+            c.call("slow", s=1.0, timeout=0.3)
+        assert c.call("route", region="x")["mcp-param-region"] == "x"
+    assert not [p for p in server.requests("POST") if p[3].get("method") == "notifications/cancelled"]
+
+
+@pytest.mark.parametrize("version", ["auto", "2025-06-18"])
+def test_calc_dual_era_over_http(calc_url, version):
+    def elicitation(params):
+        return {"action": "decline"}
+
+    with Client(calc_url, protocol_version=version, elicitation=elicitation) as c:
+        assert c.call("greet") == "Hello, stranger!"
+        assert c.call("subtract", a=10, b=4) == 6

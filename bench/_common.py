@@ -1,0 +1,53 @@
+"""Shared bits of the bench drivers (standard library only; runs under every
+client's interpreter).  A driver is invoked as
+
+    <python> bench/drive_<client>.py '<json spec>'
+
+and prints exactly one JSON object on its last stdout line.  The spec has
+``mode`` (seq | threads | pipeline | lifecycle | http_seq), ``server`` (an argv
+list for stdio modes, a URL for http_seq), ``n`` (timed calls), ``warmup``
+(untimed calls first) and ``threads``.
+"""
+
+import json
+import sys
+import time
+
+ROOT = __file__.rsplit("/", 2)[0] if "/" in __file__ else ".."
+clock = time.perf_counter
+
+
+def spec():
+    return json.loads(sys.argv[1])
+
+
+def vm_hwm_kb():
+    """Peak resident set size of this process in KiB (Linux /proc), else ru_maxrss."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def emit(seconds=None, calls=0, **extra):
+    out = dict(extra)
+    if seconds is not None:
+        out["seconds"] = seconds
+        if calls:
+            out["calls"] = calls
+            out["per_call_us"] = seconds / calls * 1e6
+            out["calls_per_s"] = calls / seconds
+    out["rss_kb"] = vm_hwm_kb()
+    sys.stdout.write(json.dumps(out) + "\n")
+    sys.stdout.flush()
+
+
+def check(value, expected):
+    """Each answer is checked, so a client that skips work cannot look fast."""
+    if str(value) != str(expected):
+        raise SystemExit("wrong answer: %r, expected %r" % (value, expected))

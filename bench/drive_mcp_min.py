@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""Bench driver for mcp_min (imported from the repository root)."""
+
+import os
+import sys
+import threading
+
+from _common import check, clock, emit, spec
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import mcp_min  # noqa: E402
+
+
+def connected(s):
+    c = mcp_min.Client(s["server"], timeout=60)
+    for i in range(s["warmup"]):
+        check(c.call("add", a=i, b=1), i + 1)
+    return c
+
+
+def seq(s):
+    c = connected(s)
+    n = s["n"]
+    call = c.call
+    t0 = clock()
+    for i in range(n):
+        check(call("add", a=i, b=1), i + 1)
+    dt = clock() - t0
+    c.close()
+    emit(dt, n, protocol=c.protocol_version)
+
+
+def threads(s):
+    c = connected(s)
+    n, k = s["n"], s["threads"]
+    errors = []
+
+    def work(lo, hi):
+        try:
+            for i in range(lo, hi):
+                check(c.call("add", a=i, b=1), i + 1)
+        except BaseException as e:  # pragma: no cover - reported below
+            errors.append(repr(e))
+
+    bounds = [n * j // k for j in range(k + 1)]
+    ts = [threading.Thread(target=work, args=(bounds[j], bounds[j + 1])) for j in range(k)]
+    t0 = clock()
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    dt = clock() - t0
+    c.close()
+    if errors:
+        raise SystemExit(errors[0])
+    emit(dt, n)
+
+
+def pipeline(s):
+    c = connected(s)
+    n = s["n"]
+    submit = c.submit
+    t0 = clock()
+    futures = [submit("add", a=i, b=1) for i in range(n)]
+    for i, f in enumerate(futures):
+        check(f.result(), i + 1)
+    dt = clock() - t0
+    c.close()
+    emit(dt, n)
+
+
+def lifecycle(s):
+    t0 = clock()
+    c = mcp_min.Client(s["server"], timeout=60)
+    c.list_tools()
+    check(c.call("add", a=2, b=3), 5)
+    c.close()
+    emit(clock() - t0)
+
+
+MODES = {"seq": seq, "threads": threads, "pipeline": pipeline, "lifecycle": lifecycle, "http_seq": seq}
+
+if __name__ == "__main__":
+    s = spec()
+    MODES[s["mode"]](s)

@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""The floor: a raw JSON-RPC loop with no client library and no threads.
+
+stdio: write one request line, read one answer line, parse it -- the least a
+Python client on pipes must do per call (the request is the same 2026-07-28
+form mcp_min sends: ``params._meta`` with version, capabilities, clientInfo).
+pipeline: requests in bursts of WINDOW lines (one write), then WINDOW reads --
+no reader thread, so a burst must fit the pipe.  http_seq: ``http.client`` on
+one keep-alive connection, one POST per call.
+"""
+
+import json
+import subprocess
+import sys
+
+from _common import check, clock, emit, spec
+
+META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "raw-loop", "version": "0"}}
+WINDOW = 100
+_dumps = json.JSONEncoder(separators=(",", ":")).encode
+
+
+def request(rid, method, params):
+    p = dict(params)
+    p["_meta"] = META
+    return {"jsonrpc": "2.0", "id": rid, "method": method, "params": p}
+
+
+def result_text(msg, rid):
+    if msg.get("id") != rid or "result" not in msg:
+        raise SystemExit("bad answer %r to %r" % (msg, rid))
+    return msg["result"]["content"][0]["text"]
+
+
+class Pipe(object):
+    def __init__(self, argv):
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.w, self.r = self.proc.stdin, self.proc.stdout
+        self.rid = 0
+
+    def rpc(self, method, params):
+        self.rid += 1
+        self.w.write((_dumps(request(self.rid, method, params)) + "\n").encode())
+        self.w.flush()
+        msg = json.loads(self.r.readline())
+        if msg.get("id") != self.rid:
+            raise SystemExit("bad answer %r" % msg)
+        return msg["result"]
+
+    def call(self, a, b):
+        self.rid += 1
+        rid = self.rid
+        self.w.write((_dumps(request(rid, "tools/call", {"name": "add", "arguments": {"a": a, "b": b}}))
+                      + "\n").encode())
+        self.w.flush()
+        return result_text(json.loads(self.r.readline()), rid)
+
+    def close(self):
+        self.w.close()
+        self.proc.wait()
+
+
+def stdio_seq(s):
+    p = Pipe(s["server"])
+    p.rpc("server/discover", {})
+    for i in range(s["warmup"]):
+        p.call(i, 1)
+    n = s["n"]
+    t0 = clock()
+    for i in range(n):
+        check(p.call(i, 1), i + 1)
+    dt = clock() - t0
+    p.close()
+    emit(dt, n)
+
+
+def stdio_pipeline(s):
+    p = Pipe(s["server"])
+    p.rpc("server/discover", {})
+    n = s["n"]
+    t0 = clock()
+    done = 0
+    while done < n:
+        k = min(WINDOW, n - done)
+        first = p.rid + 1
+        lines = []
+        for j in range(k):
+            p.rid += 1
+            i = done + j
+            lines.append(_dumps(request(p.rid, "tools/call", {"name": "add", "arguments": {"a": i, "b": 1}})))
+        p.w.write(("\n".join(lines) + "\n").encode())
+        p.w.flush()
+        for j in range(k):
+            check(result_text(json.loads(p.r.readline()), first + j), done + j + 1)
+        done += k
+    dt = clock() - t0
+    p.close()
+    emit(dt, n, window=WINDOW)
+
+
+def lifecycle(s):
+    t0 = clock()
+    p = Pipe(s["server"])
+    p.rpc("server/discover", {})
+    p.rpc("tools/list", {})
+    check(p.call(2, 3), 5)
+    p.close()
+    emit(clock() - t0)
+
+
+def http_seq(s):
+    import http.client
+    from urllib.parse import urlsplit
+    url = urlsplit(s["server"])
+    conn = http.client.HTTPConnection(url.hostname, url.port, timeout=30)
+    rid = [0]
+
+    def rpc(method, params, name=None):
+        rid[0] += 1
+        body = _dumps(request(rid[0], method, params)).encode()
+        headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+                   "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": method}
+        if name is not None:
+            headers["Mcp-Name"] = name
+        conn.request("POST", url.path, body, headers)
+        resp = conn.getresponse()
+        data = resp.read()
+        if resp.status != 200:
+            raise SystemExit("HTTP %d: %r" % (resp.status, data[:300]))
+        if resp.getheader("Content-Type", "").startswith("text/event-stream"):
+            for line in data.split(b"\n"):
+                if line.startswith(b"data:"):
+                    msg = json.loads(line[5:])
+                    if msg.get("id") == rid[0]:
+                        break
+            else:
+                raise SystemExit("no answer in SSE body %r" % data[:300])
+        else:
+            msg = json.loads(data)
+        if msg.get("id") != rid[0] or "result" not in msg:
+            raise SystemExit("bad answer %r" % msg)
+        return msg["result"]
+
+    def call(a, b):
+        return rpc("tools/call", {"name": "add", "arguments": {"a": a, "b": b}}, "add")["content"][0]["text"]
+
+    rpc("server/discover", {})
+    rpc("tools/list", {})
+    for i in range(s["warmup"]):
+        call(i, 1)
+    n = s["n"]
+    t0 = clock()
+    for i in range(n):
+        check(call(i, 1), i + 1)
+    dt = clock() - t0
+    conn.close()
+    emit(dt, n)
+
+
+MODES = {"seq": stdio_seq, "pipeline": stdio_pipeline, "lifecycle": lifecycle, "http_seq": http_seq}
+
+if __name__ == "__main__":
+    s = spec()
+    if s["mode"] not in MODES:
+        emit(skipped="no %s mode for the raw loop" % s["mode"])
+    else:
+        MODES[s["mode"]](s)

@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""A deliberately trivial MCP stdio server for benchmarking *clients*.
+
+Standard library only.  It answers in microseconds so that what a benchmark
+measures is the client's own cost, not the server's:
+
+* both protocol eras: ``initialize`` (+ ``notifications/initialized``) for
+  handshake-era clients, and the stateless 2026-07-28 form -- ``server/discover``
+  plus the per-request ``params._meta`` (``io.modelcontextprotocol/protocolVersion``
+  and ``clientCapabilities`` are required; a modern request without them gets
+  -32602, an unknown modern version -32022 with ``data.supported``);
+* ``tools/list`` (one page: ``add`` and ``echo``), ``tools/call``, ``ping``.
+
+Input is read in large chunks with ``os.read`` and every complete line in a
+chunk is answered, then all answers of that chunk go out in one ``os.write``:
+one syscall pair per burst, so pipelined clients are not throttled by the
+server either.
+
+    python bench/stub_server.py            # speaks on stdin/stdout until EOF
+"""
+
+import json
+import os
+import sys
+
+MODERN = "2026-07-28"
+LEGACY = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+META = "io.modelcontextprotocol/"
+SERVER_INFO = {"name": "bench-stub", "version": "1.0.0"}
+
+TOOLS = [
+    {"name": "add", "description": "Add two integers.",
+     "inputSchema": {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+                     "required": ["a", "b"]}},
+    {"name": "echo", "description": "Echo the text back.",
+     "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}},
+]
+
+_dumps = json.JSONEncoder(separators=(",", ":")).encode
+_loads = json.loads
+
+
+class Fault(Exception):
+    def __init__(self, code, message, data=None):
+        Exception.__init__(self, message)
+        self.code, self.message, self.data = code, message, data
+
+
+def _modern(params):
+    """The request's 2026-07-28 _meta version, or None for a handshake-era request."""
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    if not isinstance(meta, dict) or META + "protocolVersion" not in meta:
+        return None
+    version = meta[META + "protocolVersion"]
+    if version != MODERN:
+        raise Fault(-32022, "unsupported protocol version", {"supported": [MODERN] + list(LEGACY),
+                                                             "requested": version})
+    if not isinstance(meta.get(META + "clientCapabilities"), dict):
+        raise Fault(-32602, "missing _meta io.modelcontextprotocol/clientCapabilities")
+    return version
+
+
+def _tool(params):
+    name = params.get("name")
+    args = params.get("arguments") or {}
+    if name == "add":
+        text = str(args.get("a", 0) + args.get("b", 0))
+    elif name == "echo":
+        text = str(args.get("text", ""))
+    else:
+        raise Fault(-32602, "unknown tool %r" % (name,))
+    return {"content": [{"type": "text", "text": text}], "isError": False}
+
+
+def answer(msg, state):
+    """The result dict for one request (raises Fault for an error answer)."""
+    method = msg.get("method")
+    params = msg.get("params")
+    if params is None:
+        params = {}
+    modern = _modern(params)
+    if method == "tools/call":
+        result = _tool(params)
+    elif method == "tools/list":
+        result = {"tools": TOOLS}
+        if modern:
+            result["ttlMs"] = 0
+            result["cacheScope"] = "public"
+    elif method == "server/discover":
+        if not modern:  # server/discover exists only in the stateless era
+            raise Fault(-32602, "server/discover needs io.modelcontextprotocol/protocolVersion in _meta")
+        result = {"supportedVersions": [MODERN] + list(LEGACY), "capabilities": {"tools": {}},
+                  "ttlMs": 0, "cacheScope": "public"}
+    elif method == "initialize" and not modern:
+        wanted = params.get("protocolVersion")
+        state["version"] = wanted if wanted in LEGACY else LEGACY[0]
+        return {"protocolVersion": state["version"], "capabilities": {"tools": {}}, "serverInfo": SERVER_INFO}
+    elif method == "ping" and not modern:
+        return {}
+    else:
+        raise Fault(-32601, "method not found: %s" % method)
+    if modern:
+        result["resultType"] = "complete"
+        result["_meta"] = {META + "serverInfo": SERVER_INFO}
+    return result
+
+
+def handle_line(line, state):
+    try:
+        msg = _loads(line)
+    except ValueError:
+        return _dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "parse error"}})
+    if type(msg) is not dict or "method" not in msg:
+        return None  # a response (we never ask) or junk: nothing to say
+    if "id" not in msg:
+        return None  # notifications (initialized, cancelled) need no answer
+    try:
+        return _dumps({"jsonrpc": "2.0", "id": msg["id"], "result": answer(msg, state)})
+    except Fault as e:
+        err = {"code": e.code, "message": e.message}
+        if e.data is not None:
+            err["data"] = e.data
+        return _dumps({"jsonrpc": "2.0", "id": msg["id"], "error": err})
+
+
+def main():
+    state = {"version": None}
+    rfd, wfd = sys.stdin.fileno(), sys.stdout.fileno()
+    pending = b""
+    while True:
+        chunk = os.read(rfd, 1 << 20)
+        if not chunk:
+            return 0
+        pending += chunk
+        if b"\n" not in chunk:
+            continue
+        lines = pending.split(b"\n")
+        pending = lines.pop()
+        out = []
+        for line in lines:
+            if line.strip():
+                text = handle_line(line, state)
+                if text is not None:
+                    out.append(text)
+        if out:
+            data = ("\n".join(out) + "\n").encode("ascii")
+            view = memoryview(data)
+            while view:
+                view = view[os.write(wfd, view):]
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except (BrokenPipeError, KeyboardInterrupt):
+        sys.exit(0)
