@@ -675,6 +675,8 @@ class _HttpTransport(object):
         self._closed = False
         self._stopping = threading.Event()
         self._sink = None
+        self._direct = None  # POSTs bypass urllib (keep-alive pool) unless a proxy applies
+        self._idle = []  # idle kept-alive connections
 
     def start(self, sink):
         self._sink = sink
@@ -720,6 +722,83 @@ class _HttpTransport(object):
                 raise RequestTimeout("no answer from %s within %.3g s" % (url, timeout))
             raise ConnectionClosed("connection to %s failed: %s" % (url, e))
 
+    # -- POSTs on kept-alive connections ------------------------------------
+    def _post(self, headers, body, deadline):
+        """POST to the endpoint, reusing an idle connection when no proxy is in the way.
+
+        urllib opens a connection per request; for a per-call protocol that is
+        most of the cost, so direct connections are pooled (through a proxy,
+        urllib does the work)."""
+        if self._direct is None:
+            self._direct = self._no_proxy()
+        if not self._direct:
+            return self._open("POST", headers, body, deadline)
+        import http.client
+        timeout = self.timeout if deadline is None else max(deadline - time.monotonic(), 0.05)
+        if _log.isEnabledFor(logging.DEBUG):
+            _log.debug("HTTP POST %s %s", self.url, _redact(headers))
+        for attempt in (0, 1):
+            with self._lock:
+                conn = self._idle.pop() if self._idle else None
+            reused = conn is not None
+            if conn is None:
+                conn = self._connection_class(self._host, self._port, timeout=timeout, **self._conn_kwargs)
+            try:
+                if reused:
+                    conn.sock.settimeout(timeout)
+                conn.request("POST", self._path, body, headers)
+                resp = conn.getresponse()
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError) as e:
+                conn.close()
+                if reused and attempt == 0:
+                    continue  # the server closed an idle connection: the request never arrived
+                raise ConnectionClosed("connection to %s failed: %s" % (self.url, e))
+            except OSError as e:
+                conn.close()
+                import socket
+                if isinstance(e, socket.timeout):
+                    raise RequestTimeout("no answer from %s within %.3g s" % (self.url, timeout))
+                raise ConnectionClosed("cannot reach %s: %s" % (self.url, e))
+            except http.client.HTTPException as e:
+                conn.close()
+                raise ConnectionClosed("bad HTTP answer from %s: %r" % (self.url, e))
+            resp._mcp_min_conn = conn
+            if resp.status >= 300:
+                text = resp.read(MAX_MESSAGE_BYTES)
+                self._release(resp)
+                raise _HttpStatus(self.url, resp.status, resp.headers, text)
+            return resp
+
+    def _release(self, resp):
+        """Done with a response: its connection goes back to the pool if it can be reused."""
+        conn = getattr(resp, "_mcp_min_conn", None)
+        if conn is not None and resp.isclosed() and not resp.will_close and not self._closed:
+            with self._lock:
+                if len(self._idle) < 8:
+                    self._idle.append(conn)
+                    return
+        resp.close()
+        if conn is not None:
+            conn.close()
+
+    def _no_proxy(self):
+        import urllib.parse
+        parts = urllib.parse.urlsplit(self.url)
+        proxies = self._urllib.getproxies()
+        if parts.scheme in proxies and not self._urllib.proxy_bypass(parts.hostname or ""):
+            return False
+        import http.client
+        self._host, self._port = parts.hostname, parts.port
+        self._path = (parts.path or "/") + ("?" + parts.query if parts.query else "")
+        if parts.scheme == "https":
+            import ssl
+            self._connection_class = http.client.HTTPSConnection
+            self._conn_kwargs = {"context": ssl.create_default_context()}
+        else:
+            self._connection_class = http.client.HTTPConnection
+            self._conn_kwargs = {}
+        return True
+
     def send(self, msg, deadline=None, inline=False, headers=None):
         if "id" in msg and "method" in msg:
             if inline:
@@ -730,10 +809,9 @@ class _HttpTransport(object):
             return
         # A notification or our answer to a server request: expect 202, nothing to read.
         try:
-            resp = self._open("POST", self._headers(self._modern_headers(msg)),
-                              _dumps(msg).encode("ascii"), deadline)
+            resp = self._post(self._headers(self._modern_headers(msg)), _dumps(msg).encode("ascii"), deadline)
             resp.read()
-            resp.close()
+            self._release(resp)
         except _HttpStatus as e:
             raise e.error(self, msg.get("method"))
 
@@ -755,7 +833,7 @@ class _HttpTransport(object):
         rid = msg["id"]
         try:
             try:
-                resp = self._open("POST", self._headers(self._modern_headers(msg, extra)),
+                resp = self._post(self._headers(self._modern_headers(msg, extra)),
                                   _dumps(msg).encode("ascii"), deadline)
             except _HttpStatus as e:
                 if not self._deliver_error_body(e, rid):
@@ -815,7 +893,7 @@ class _HttpTransport(object):
                 raise HttpError(self.url, resp.status, "", "with Content-Type %r instead of an answer"
                                 % (ctype or None))
         finally:
-            resp.close()
+            self._release(resp)
 
     def _read_sse(self, resp, parser, rid, deadline):
         """Deliver SSE events until the answer to ``rid`` arrives; True when it did."""
@@ -944,6 +1022,10 @@ class _HttpTransport(object):
             self._streams.clear()
         for resp in streams:
             _close_response(resp)
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for conn in idle:
+            conn.close()
         if self.session_id is not None and not self.modern:
             h = self._get_headers()
             del h["Accept"]

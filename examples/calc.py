@@ -479,6 +479,14 @@ def serve_stdio():
 
 # --------------------------------------------------------------- HTTP ----
 
+def wants_stream(params):
+    """Answer a tools/call as an SSE stream when it may need one: greet asks the
+    client a question mid-call, and a progress token asks for progress.  Plain
+    calls get one JSON body on a kept-alive connection, which is much faster."""
+    params = params if isinstance(params, dict) else {}
+    return params.get("name") == "greet" or "progressToken" in (params.get("_meta") or {})
+
+
 def decode_header_value(value):
     """Undo the =?base64?...?= wrapping used for Mcp-Name / Mcp-Param-*."""
     if value is None:
@@ -624,7 +632,7 @@ class Handler(BaseHTTPRequestHandler):
         reply = handle_message(msg, None, None)
         if "error" in reply:
             self.send_json(MODERN_ERROR_STATUS.get(reply["error"]["code"], 200), reply)
-        elif method == "tools/call":
+        elif method == "tools/call" and wants_stream(params):
             self.start_sse()
             try:
                 self.sse_message(reply)
@@ -667,7 +675,7 @@ class Handler(BaseHTTPRequestHandler):
         if "id" not in msg or method is None:
             handle_message(msg, conn, None)   # notification or client response
             return self.send_json(202)
-        if method == "tools/call":
+        if method == "tools/call" and wants_stream(msg.get("params")):
             return self.stream_call(msg, conn)
         self.send_json(200, handle_message(msg, conn, None))
 

@@ -1,0 +1,444 @@
+#!/usr/bin/env python3
+"""Benchmark mcp_min against the official MCP clients and a raw-loop floor.
+
+    python bench/bench.py            # full run (about 5 minutes on 2 cores)
+    python bench/bench.py --quick    # smoke test: small counts, 2 rounds
+
+Installs nothing.  Each client runs in its own child process, with its own
+interpreter (a small driver script per client, next to this file), against the
+same servers, in the same run.  Rounds are interleaved (every round runs every
+workload for every client, the client order rotating from round to round) and
+each figure is the median over the rounds.
+
+Clients:
+  raw      the floor: a bare JSON-RPC loop (write a line, read a line; no thread)
+  mcp_min  ../mcp_min.py, with this interpreter
+  mcp      the official SDK client (mcp 2.3.0), with --mcp-python
+           (default: $BENCH_MCP_PYTHON, else .cache/venv/bin/python)
+  fastmcp  the FastMCP client (fastmcp 4.2.3), with --fastmcp-python
+           (default: $BENCH_FASTMCP_PYTHON, else bench/.venv-fastmcp/bin/python)
+A client whose interpreter is missing or cannot import it is skipped, with a note.
+See bench/README.md for the one-line installs.
+"""
+
+import argparse
+import json
+import os
+import platform
+import socket
+import statistics
+import subprocess
+import sys
+import time
+
+BENCH = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(BENCH)
+STUB = [sys.executable, os.path.join(BENCH, "stub_server.py")]
+HEAVY_MODULES = ("urllib", "urllib.request", "http.client", "ssl", "email", "asyncio", "queue", "select")
+
+# client -> (driver script, module imported for the import-time figure, distribution name)
+CLIENTS = {
+    "raw": ("drive_raw.py", None, None),
+    "mcp_min": ("drive_mcp_min.py", "mcp_min", None),
+    "mcp": ("drive_mcp.py", "mcp", "mcp"),
+    "fastmcp": ("drive_fastmcp.py", "fastmcp", "fastmcp"),
+}
+IMPORT_STMT = {"mcp_min": "import mcp_min", "mcp": "from mcp import Client", "fastmcp": "from fastmcp import Client"}
+
+
+def log(text):
+    sys.stderr.write("bench: %s\n" % text)
+    sys.stderr.flush()
+
+
+# ---------------------------------------------------------------- discovery
+def find_python(flag, env_name, default):
+    for candidate in (flag, os.environ.get(env_name), default):
+        if candidate:
+            path = candidate if os.path.isabs(candidate) else os.path.join(ROOT, candidate)
+            if os.path.exists(path) or flag:
+                return path
+    return None
+
+
+def probe(python, module, dist):
+    """(version, None) when ``python`` can import ``module``; (None, why) otherwise."""
+    if python is None or not os.path.exists(python):
+        return None, "interpreter %s not found" % (python or "(none)")
+    code = ("import importlib.metadata as m, %s; print(m.version(%r))" % (module, dist))
+    try:
+        out = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return None, "cannot run %s: %s" % (python, e)
+    if out.returncode != 0:
+        return None, "%s cannot import %s (%s)" % (python, module, (out.stderr.strip().splitlines() or ["?"])[-1])
+    return out.stdout.strip(), None
+
+
+def git_describe():
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              cwd=ROOT, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "mcp_min.py"], capture_output=True,
+                               text=True, cwd=ROOT, timeout=10).stdout.strip()
+        return head + (" + uncommitted mcp_min.py changes" if dirty else "")
+    except (OSError, subprocess.TimeoutExpired):
+        return "?"
+
+
+def machine():
+    model = "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return {"nproc": os.cpu_count(), "cpu": model, "python": platform.python_version(),
+            "platform": platform.platform(), "date": time.strftime("%Y-%m-%d %H:%M %Z")}
+
+
+# ---------------------------------------------------------------- servers
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def start_calc():
+    proc = subprocess.Popen([sys.executable, os.path.join(ROOT, "examples", "calc.py"), "--http", "0"],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True, cwd=ROOT)
+    line = proc.stderr.readline()
+    if "listening on " not in line:
+        proc.kill()
+        raise RuntimeError("calc.py --http did not start: %r" % line)
+    # Keep draining stderr so the server never blocks on a full pipe.
+    import threading
+    threading.Thread(target=lambda: [None for _ in proc.stderr], daemon=True).start()
+    return proc, line.split("listening on ", 1)[1].strip()
+
+
+def start_sdk(python):
+    port = free_port()
+    proc = subprocess.Popen([python, os.path.join(ROOT, "tests", "interop", "sdk_server.py"), "http", str(port)],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            cwd=ROOT)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError("sdk_server.py exited with %s" % proc.returncode)
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.2).close()
+            return proc, "http://127.0.0.1:%d/mcp" % port
+        except OSError:
+            time.sleep(0.1)
+    proc.kill()
+    raise RuntimeError("sdk_server.py did not listen on port %d within 30 s" % port)
+
+
+def stop(proc):
+    if proc is None or proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+# ---------------------------------------------------------------- running
+def run_driver(python, client, spec, timeout):
+    argv = [python, os.path.join(BENCH, CLIENTS[client][0]), json.dumps(spec)]
+    try:
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+    except subprocess.TimeoutExpired:
+        return {"error": "timed out after %d s" % timeout}
+    lines = out.stdout.strip().splitlines()
+    if out.returncode != 0 or not lines:
+        tail = (out.stderr.strip().splitlines() or ["exit code %d" % out.returncode])[-1]
+        return {"error": tail[:300]}
+    return json.loads(lines[-1])
+
+
+def time_process(python, code, reps=1):
+    """Best-of-``reps`` wall time of ``python -c code`` (a fresh interpreter each time)."""
+    best = None
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        subprocess.run([python, "-c", code], check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+        dt = time.perf_counter() - t0
+        best = dt if best is None else min(best, dt)
+    return best
+
+
+def heavy_modules(python):
+    code = "import mcp_min, sys; print(' '.join(m for m in %r if m in sys.modules))" % (HEAVY_MODULES,)
+    out = subprocess.run([python, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    return out.stdout.split()
+
+
+# ---------------------------------------------------------------- figures
+# key -> (label, unit, field, lower_is_better)
+FIGURES = [
+    ("seq", "stdio sequential call", "µs/call", "per_call_us", True),
+    ("threads", "stdio, 8 threads (tasks) sharing the calls", "calls/s", "calls_per_s", False),
+    ("pipeline", "stdio pipelined from one thread", "calls/s", "calls_per_s", False),
+    ("import", "import time above a bare interpreter", "ms", "import_ms", True),
+    ("lifecycle", "spawn+connect+list+call+close", "ms", "lifecycle_ms", True),
+    ("rss", "peak RSS, 2,000-call stdio run", "MiB", "rss_mib", True),
+    ("http_calc", "Streamable HTTP call, examples/calc.py", "µs/call", "per_call_us", True),
+    ("http_sdk", "Streamable HTTP call, SDK MCPServer", "µs/call", "per_call_us", True),
+]
+
+
+def fmt(value, unit):
+    if value is None:
+        return "—"
+    if unit == "calls/s":
+        return "{:,.0f}".format(value)
+    if unit == "MiB":
+        return "%.1f" % value
+    if unit == "ms":
+        return "%.1f" % value if value < 100 else "%.0f" % value
+    return "%.0f" % value
+
+
+def ratio(value, ref):
+    if value is None or not ref:
+        return None
+    return value / ref
+
+
+def table(medians, clients, extra_notes):
+    heads = ["figure"] + [c if c != "raw" else "raw loop" for c in clients]
+    rows = ["| " + " | ".join(heads) + " |", "|" + "---|" * len(heads)]
+    for key, label, unit, _, _ in FIGURES:
+        if not any(medians.get((c, key)) is not None for c in clients):
+            continue
+        if key == "threads":  # the raw loop has no threaded mode: compare with its sequential calls/s
+            raw_seq_us = medians.get(("raw", "seq_us"))
+            raw_ref = 1e6 / raw_seq_us if raw_seq_us else None
+        else:
+            raw_ref = medians.get(("raw", key))
+        mcp_ref = medians.get(("mcp", key))
+        cells = ["%s, %s" % (label, unit)]
+        for c in clients:
+            v = medians.get((c, key))
+            text = fmt(v, unit)
+            parts = []
+            if c != "raw" and ratio(v, raw_ref) is not None:
+                parts.append("%.2f× raw" % ratio(v, raw_ref))
+            if c != "mcp" and ratio(v, mcp_ref) is not None:
+                parts.append("%.2f× mcp" % ratio(v, mcp_ref))
+            if parts and v is not None:
+                text += " (" + ", ".join(parts) + ")"
+            if c == "raw" and key == "import" and medians.get(("raw", "bare_ms")):
+                text = "bare interpreter: %.1f ms" % medians[("raw", "bare_ms")]
+            cells.append(text)
+        rows.append("| " + " | ".join(cells) + " |")
+    out = "\n".join(rows)
+    out += ("\n\nRatios are value ÷ reference, in the row's unit: for µs, ms and MiB lower is better "
+            "(0.50× mcp = half the mcp client's figure); for calls/s higher is better.  The raw loop has "
+            "no threaded mode: the threads row compares with the raw loop's sequential calls/s.  "
+            "The official clients are asyncio: their \"threads\" are 8 tasks on one session, their "
+            "pipelining is asyncio.gather over all calls.")
+    for note in extra_notes:
+        out += "\n" + note
+    return out
+
+
+def targets(medians):
+    m = medians.get
+    lines = []
+
+    def line(ok, text):
+        lines.append("- [%s] %s" % ("x" if ok else " ", text))
+
+    seq, raw_seq, mcp_seq = m(("mcp_min", "seq")), m(("raw", "seq")), m(("mcp", "seq"))
+    if seq and raw_seq:
+        line(seq <= 1.3 * raw_seq, "sequential stdio call ≤ 1.3× the raw loop: %.0f µs vs %.0f µs = %.2f×"
+             % (seq, raw_seq, seq / raw_seq))
+    if seq and mcp_seq:
+        line(mcp_seq >= 2 * seq, "sequential stdio call ≥ 2× faster than mcp: %.0f µs vs %.0f µs = %.2f× faster"
+             % (seq, mcp_seq, mcp_seq / seq))
+    thr, mcp_thr = m(("mcp_min", "threads")), m(("mcp", "threads"))
+    if thr and mcp_thr:
+        line(thr >= 3 * mcp_thr, "8 threads ≥ 3× the mcp client's throughput: {:,.0f} vs {:,.0f} calls/s = {:.2f}×"
+             .format(thr, mcp_thr, thr / mcp_thr))
+    pipe = m(("mcp_min", "pipeline"))
+    if pipe:
+        line(pipe >= 30000, "pipelined from one thread ≥ 30,000 calls/s: {:,.0f} calls/s".format(pipe))
+    imp = m(("mcp_min", "import"))
+    if imp is not None:
+        heavy = [x for x in m(("mcp_min", "heavy")) or () if x in ("urllib", "urllib.request", "ssl", "email",
+                                                                   "http.client")]
+        line(imp <= 25 and not heavy, "`import mcp_min` ≤ 25 ms above a bare interpreter, no urllib/ssl/email: "
+             "%.1f ms; loaded: %s" % (imp, ", ".join(m(("mcp_min", "heavy")) or ()) or "none of them"))
+    rss = m(("mcp_min", "rss"))
+    if rss:
+        line(rss <= 25, "peak RSS ≤ 25 MB for the 2,000-call run: %.1f MiB (%.1f MB)" % (rss, rss * 1.048576))
+    for key, name in (("http_calc", "examples/calc.py"), ("http_sdk", "the SDK MCPServer")):
+        h, mh = m(("mcp_min", key)), m(("mcp", key))
+        if h and mh:
+            line(mh >= 2 * h, "HTTP per call ≥ 2× faster than mcp against %s: %.0f µs vs %.0f µs = %.2f× faster"
+                 % (name, h, mh, mh / h))
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- main
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="small counts and 2 rounds (a smoke test)")
+    ap.add_argument("--rounds", type=int, help="interleaved rounds (default 5, --quick 2)")
+    ap.add_argument("--calls", type=int, help="stdio calls per run (default 2000)")
+    ap.add_argument("--http-calls", type=int, help="HTTP calls per run (default 1000 calc / 500 SDK server)")
+    ap.add_argument("--mcp-python", help="interpreter with mcp==2.3.0 (default .cache/venv/bin/python)")
+    ap.add_argument("--fastmcp-python", help="interpreter with fastmcp==4.2.3 (default bench/.venv-fastmcp/bin/python)")
+    ap.add_argument("--clients", default="raw,mcp_min,mcp,fastmcp", help="comma-separated subset")
+    ap.add_argument("--no-http", action="store_true", help="skip the Streamable HTTP figures")
+    ap.add_argument("--json", help="also write every sample and the medians to this file")
+    args = ap.parse_args(argv)
+
+    rounds = args.rounds or (2 if args.quick else 5)
+    n = args.calls or (200 if args.quick else 2000)
+    warmup = 20 if args.quick else 100
+    http_calc_n = args.http_calls or (50 if args.quick else 1000)
+    http_sdk_n = args.http_calls or (50 if args.quick else 500)
+
+    info = machine()
+    notes = []
+    pythons = {"raw": sys.executable, "mcp_min": sys.executable}
+    versions = {"mcp_min": None}
+    try:
+        sys.path.insert(0, ROOT)
+        import mcp_min
+        versions["mcp_min"] = "%s (git %s)" % (mcp_min.__version__, git_describe())
+    except Exception as e:  # the driver will report the failure too
+        versions["mcp_min"] = "? (%s)" % e
+    wanted = [c.strip() for c in args.clients.split(",") if c.strip()]
+    for c in wanted:
+        if c not in CLIENTS:
+            ap.error("unknown client %r" % c)
+    for name, flag, env_name, default in (
+            ("mcp", args.mcp_python, "BENCH_MCP_PYTHON", ".cache/venv/bin/python"),
+            ("fastmcp", args.fastmcp_python, "BENCH_FASTMCP_PYTHON", "bench/.venv-fastmcp/bin/python")):
+        if name not in wanted:
+            continue
+        python = find_python(flag, env_name, default)
+        version, why = probe(python, CLIENTS[name][1], CLIENTS[name][2])
+        if version is None:
+            notes.append("- %s skipped: %s (see bench/README.md to install it)" % (name, why))
+            log(notes[-1][2:])
+            continue
+        pythons[name], versions[name] = python, version
+    clients = [c for c in wanted if c in pythons]
+    log("clients: %s; %d rounds, %d stdio calls, %d/%d HTTP calls" % (
+        ", ".join(clients), rounds, n, http_calc_n, http_sdk_n))
+
+    servers = []
+    http_targets = []
+    if not args.no_http:
+        try:
+            proc, url = start_calc()
+            servers.append(proc)
+            http_targets.append(("http_calc", url, http_calc_n))
+        except Exception as e:
+            notes.append("- HTTP against examples/calc.py skipped: %s" % e)
+        if "mcp" in pythons:
+            try:
+                proc, url = start_sdk(pythons["mcp"])
+                servers.append(proc)
+                http_targets.append(("http_sdk", url, http_sdk_n))
+            except Exception as e:
+                notes.append("- HTTP against the SDK server skipped: %s" % e)
+        else:
+            notes.append("- HTTP against the SDK MCPServer skipped: it needs the mcp venv")
+
+    workloads = [("seq", "seq", STUB, n), ("threads", "threads", STUB, n), ("pipeline", "pipeline", STUB, n),
+                 ("lifecycle", "lifecycle", STUB, 0)]
+    workloads += [(key, "http_seq", url, count) for key, url, count in http_targets]
+    samples = {}  # (client, key) -> [value, ...]
+    errors = {}
+
+    def add(client, key, value):
+        samples.setdefault((client, key), []).append(value)
+
+    t_start = time.monotonic()
+    try:
+        for r in range(rounds):
+            order = clients[r % len(clients):] + clients[:r % len(clients)]
+            log("round %d/%d (order %s)" % (r + 1, rounds, ", ".join(order)))
+            # import time: a bare interpreter and each client's import, back to back
+            for c in order:
+                py = pythons[c]
+                bare = time_process(py, "pass", reps=3)
+                if c == "raw":
+                    add("raw", "bare_ms", bare * 1e3)
+                    continue
+                add(c, "import", (time_process(py, IMPORT_STMT[c], reps=3) - bare) * 1e3)
+            for key, mode, server, count in workloads:
+                for c in order:
+                    spec = {"mode": mode, "server": server, "n": count, "warmup": warmup, "threads": 8}
+                    if c == "raw" and mode == "threads":
+                        continue
+                    res = run_driver(pythons[c], c, spec, timeout=600)
+                    for proc in servers:
+                        if proc.poll() is not None:
+                            raise RuntimeError("an HTTP server exited (code %s) before %s/%s"
+                                               % (proc.returncode, c, key))
+                    if "error" in res:
+                        errors.setdefault((c, key), res["error"])
+                        log("%s %s failed: %s" % (c, key, res["error"]))
+                        continue
+                    if "skipped" in res:
+                        continue
+                    if mode == "lifecycle":
+                        add(c, key, res["seconds"] * 1e3)
+                    elif key in ("threads", "pipeline"):
+                        add(c, key, res["calls_per_s"])
+                    else:
+                        add(c, key, res["per_call_us"])
+                    if key == "seq":
+                        add(c, "rss", res["rss_kb"] / 1024.0)
+                        add(c, "seq_us", res["per_call_us"])
+    finally:
+        for proc in servers:
+            stop(proc)
+
+    medians = {k: statistics.median(v) for k, v in samples.items()}
+    if "mcp_min" in clients:
+        medians[("mcp_min", "heavy")] = heavy_modules(pythons["mcp_min"])
+    for (c, key), err in sorted(errors.items()):
+        notes.append("- %s / %s failed in at least one round: %s" % (c, key, err))
+
+    header = ["# mcp_min client benchmark", "",
+              "- date: %s; %d rounds, medians; %d stdio calls per run (warm-up %d), HTTP %d (calc) / %d (SDK)"
+              % (info["date"], rounds, n, warmup, http_calc_n, http_sdk_n),
+              "- machine: nproc %s, %s, Python %s, %s" % (info["nproc"], info["cpu"], info["python"],
+                                                          info["platform"]),
+              "- versions: " + "; ".join("%s %s" % (c, versions[c]) for c in clients if c in versions),
+              "- command: python bench/bench.py %s" % " ".join(sys.argv[1:] if argv is None else argv),
+              "- wall time: %.0f s" % (time.monotonic() - t_start), ""]
+    text = "\n".join(header) + "\n" + table(medians, clients, notes) + "\n\n## Targets (mcp_min)\n\n" + (
+        targets(medians) or "(mcp_min not measured)")
+    if medians.get(("mcp_min", "heavy")) is not None:
+        text += "\n\nModules loaded by `import mcp_min` (of %s): %s" % (
+            ", ".join(HEAVY_MODULES), ", ".join(medians[("mcp_min", "heavy")]) or "none")
+    print(text)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"info": info, "versions": versions,
+                       "samples": {"%s/%s" % k: v for k, v in samples.items()},
+                       "medians": {"%s/%s" % k: v for k, v in medians.items()},
+                       "errors": {"%s/%s" % k: v for k, v in errors.items()}}, f, indent=1)
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
