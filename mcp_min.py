@@ -869,6 +869,11 @@ class _HttpTransport(object):
         ctype = resp.headers.get("Content-Type", "").split(";")[0].strip().lower()
         try:
             if ctype == "text/event-stream":
+                if deadline is None:  # a stream meant to stay open (subscriptions/listen)
+                    try:
+                        resp.fp.raw._sock.settimeout(None)
+                    except AttributeError:
+                        pass
                 with self._lock:
                     self._streams[rid] = resp
                 try:
@@ -1558,6 +1563,8 @@ class _Session(object):
                 fut = self._pending.pop(rid, None) if _is_id(rid) else None
             if fut is not None:
                 fut._set(msg)
+                if self._subscriptions and rid in self._subscriptions:  # the server ended a listen
+                    self._subscriptions.pop(rid)._end(None)
             elif "error" in msg and rid is None:
                 _log.warning("server reported an error: %s", _shorten(_dumps(msg["error"]), 500))
             else:
@@ -1638,6 +1645,9 @@ class _Session(object):
             fut = self._pending.pop(rid, None)
         if fut is not None:
             fut._set(exc)
+        sub = self._subscriptions.pop(rid, None)
+        if sub is not None:
+            sub._end(exc)
 
     def _is_pending(self, rid):
         with self._pending_lock:

@@ -1351,3 +1351,30 @@ def test_calc_dual_era_over_http(calc_url, version):
     with Client(calc_url, protocol_version=version, elicitation=elicitation) as c:
         assert c.call("greet") == "Hello, stranger!"
         assert c.call("subtract", a=10, b=4) == 6
+
+
+def _old_python():
+    import glob
+    import shutil
+    for candidate in sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.8*/bin/python3.8"))) + [
+            shutil.which("python3.8")]:
+        if candidate and subprocess.run([candidate, "-c", "pass"], capture_output=True).returncode == 0:
+            return candidate
+    return None
+
+
+OLD_PYTHON = _old_python()
+
+
+@pytest.mark.skipif(OLD_PYTHON is None, reason="no Python 3.8 interpreter on this machine")
+def test_runs_on_python_3_8(calc_url):
+    """The module's promise: the oldest supported Python runs it, stdio and HTTP, both eras."""
+    out = subprocess.run([OLD_PYTHON, os.path.join(HERE, "examples", "quickstart.py")], capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[0] == "3" and "6 * 7 = 42" in out.stdout
+    code = "import mcp_min; c = mcp_min.Client(%r, protocol_version=%r); print(c.call('add', a=2, b=2)); c.close()"
+    for version in ("auto", "2025-11-25"):
+        out = subprocess.run([OLD_PYTHON, "-c", code % (calc_url, version)], capture_output=True, text=True,
+                             timeout=60, cwd=HERE)
+        assert out.stdout == "4\n", out.stderr
