@@ -266,34 +266,42 @@ class Future(object):
         if self._outcome is None:
             if self._msg is None:
                 self._wait(timeout)
-            msg = self._msg
-            if isinstance(msg, _SessionExpired) and self._renewable and self.method != "initialize":
-                msg = self._retry_in_new_session(msg)
-            if isinstance(msg, BaseException):
-                self._outcome = (None, msg)
-            elif "error" in msg:
-                self._outcome = (None, _error_from(msg, self.method))
-            else:
-                try:
-                    self._outcome = (self._finish(self, msg.get("result")), None)
-                except McpError as e:
-                    self._outcome = (None, e)
+            self._outcome = self._settle(self._msg)
         value, error = self._outcome
         if error is not None:
             raise error
         return value
 
-    def _retry_in_new_session(self, expired):
-        # The spec's answer to HTTP 404 on a session: initialize again, then repeat the request once.
-        session = self._session
+    def _settle(self, msg):
+        """(value, error) from the answer, after the one retry the protocol may ask for."""
+        if self._renewable and self.method != "initialize":
+            if isinstance(msg, _SessionExpired):
+                # HTTP 404 on our session: initialize again, then repeat the request once.
+                msg = self._repeat(lambda: self._session._restart_session(msg))
+            elif self.method == "tools/call" and isinstance(msg, dict) and isinstance(msg.get("error"), dict) \
+                    and msg["error"].get("code") == HEADER_MISMATCH:
+                # Our Mcp-Param-* headers may follow an outdated tools/list: refetch it, repeat once.
+                msg = self._repeat(lambda: self._session.list_tools(True))
+        if isinstance(msg, BaseException):
+            return None, msg
+        if "error" in msg:
+            return None, _error_from(msg, self.method)
         try:
-            session._restart_session(expired)
+            return self._finish(self, msg.get("result")), None
+        except McpError as e:
+            return None, e
+
+    def _repeat(self, prepare):
+        try:
+            prepare()
             left = None if self._deadline is None else max(self._deadline - time.monotonic(), 0)
-            retry = session.submit(self.method, self._params, left, self.progress, inline=True, raw=True)
-            retry._renewable = False
-            return {"result": retry.result()}
+            retry = self._session.submit(self.method, self._params, left, self.progress, inline=True, raw=True)
         except McpError as e:
             return e
+        retry._renewable = False
+        if retry._msg is None:
+            retry._wait(None)
+        return retry._msg
 
     def _wait(self, timeout):
         wait = None if self._deadline is None else max(self._deadline - time.monotonic(), 0)
@@ -1545,6 +1553,45 @@ class _Session(object):
                 out["Mcp-Param-" + name] = _header_value(value)
         return out
 
+    # -- lists --------------------------------------------------------------------
+    def list_all(self, method, key, refresh=False):
+        """Every page of a list, from the cache while the server's ttlMs allows."""
+        cached = self._cache.get(method)
+        if cached is not None and not refresh and cached[0] > time.monotonic():
+            return list(cached[1])
+        items, cursor, seen, ttl = [], None, set(), None
+        for _ in range(MAX_PAGES):
+            result = self.request(method, {"cursor": cursor} if cursor is not None else None)
+            items.extend(result.get(key) or [])
+            page_ttl = result.get("ttlMs")
+            page_ttl = page_ttl if type(page_ttl) is int and page_ttl > 0 else 0
+            ttl = page_ttl if ttl is None else min(ttl, page_ttl)
+            cursor = result.get("nextCursor")
+            if cursor is None or (cursor == "" and not self.modern):  # 2026: "" is a real cursor
+                break
+            if cursor in seen:
+                raise McpError("%s repeated the cursor %r; stopping" % (method, cursor))
+            seen.add(cursor)
+        else:
+            raise McpError("%s returned more than %d pages; stopping" % (method, MAX_PAGES))
+        if ttl:
+            self._cache[method] = (time.monotonic() + ttl / 1000.0, items)
+        return list(items)
+
+    def list_tools(self, refresh=False):
+        tools = self.list_all("tools/list", "tools", refresh)
+        if self.modern and self.transport.kind != "stdio":
+            table, kept = {}, []
+            for tool in tools:
+                try:
+                    table[tool.get("name")] = _param_headers(tool)
+                    kept.append(tool)
+                except ValueError as e:
+                    _log.warning("hiding tool %r: %s", tool.get("name"), e)
+            self._tool_headers = table
+            tools = kept
+        return tools
+
     # -- receiving (reader thread) -------------------------------------------------
     def _on_message(self, msg):
         if _log.isEnabledFor(logging.DEBUG):
@@ -1884,39 +1931,28 @@ class Client(object):
         if kwargs:
             args.update(kwargs)
         session = self._session
-        if session.modern and session._tool_headers is None and session.transport.kind != "stdio":
-            self.list_tools()  # x-mcp-header markings must be known before calling over HTTP
+        if session._tool_headers is None and session.modern and session.transport.kind != "stdio":
+            session.list_tools(True)  # x-mcp-header markings must be known before calling over HTTP
         return session.submit("tools/call", {"name": name, "arguments": args}, timeout, progress, finish, inline)
 
     def list_tools(self, refresh=False):
         """All tools (every page).  Served from cache while the server's ``ttlMs`` allows,
-        unless ``refresh``."""
-        tools = self._list("tools/list", "tools", refresh)
-        session = self._session
-        if session.modern and session.transport.kind != "stdio":
-            table, kept = {}, []
-            for tool in tools:
-                try:
-                    table[tool.get("name")] = _param_headers(tool)
-                    kept.append(tool)
-                except ValueError as e:
-                    _log.warning("hiding tool %r: %s", tool.get("name"), e)
-            session._tool_headers = table
-            tools = kept
-        return tools
+        unless ``refresh``.  Over HTTP with 2026-07-28, tools whose ``x-mcp-header``
+        markings are invalid are left out (with a warning), as the spec asks."""
+        return self._session.list_tools(refresh)
 
     # -- resources and prompts ----------------------------------------------------
     def list_resources(self, refresh=False):
         """All resources (every page)."""
-        return self._list("resources/list", "resources", refresh)
+        return self._session.list_all("resources/list", "resources", refresh)
 
     def list_resource_templates(self, refresh=False):
         """All resource templates (every page)."""
-        return self._list("resources/templates/list", "resourceTemplates", refresh)
+        return self._session.list_all("resources/templates/list", "resourceTemplates", refresh)
 
     def list_prompts(self, refresh=False):
         """All prompts (every page)."""
-        return self._list("prompts/list", "prompts", refresh)
+        return self._session.list_all("prompts/list", "prompts", refresh)
 
     def read_resource(self, uri, timeout=None):
         """Read a resource; returns the result dict (its ``contents`` list holds the data).
@@ -2003,30 +2039,6 @@ class Client(object):
         if self._session.modern:
             raise McpError("%s does not exist in protocol %s; use %s instead"
                            % (method, self._session.protocol_version, instead))
-
-    def _list(self, method, key, refresh):
-        session = self._session
-        cached = session._cache.get(method)
-        if cached is not None and not refresh and cached[0] > time.monotonic():
-            return list(cached[1])
-        items, cursor, seen, ttl = [], None, set(), None
-        for _ in range(MAX_PAGES):
-            result = session.request(method, {"cursor": cursor} if cursor is not None else None)
-            items.extend(result.get(key) or [])
-            page_ttl = result.get("ttlMs")
-            page_ttl = page_ttl if type(page_ttl) is int and page_ttl > 0 else 0
-            ttl = page_ttl if ttl is None else min(ttl, page_ttl)
-            cursor = result.get("nextCursor")
-            if cursor is None or (cursor == "" and not session.modern):
-                break
-            if cursor in seen:
-                raise McpError("%s repeated the cursor %r; stopping" % (method, cursor))
-            seen.add(cursor)
-        else:
-            raise McpError("%s returned more than %d pages; stopping" % (method, MAX_PAGES))
-        if ttl:
-            session._cache[method] = (time.monotonic() + ttl / 1000.0, items)
-        return list(items)
 
     # -- raw access ------------------------------------------------------------
     def request(self, method, params=None, timeout=None, progress=None):

@@ -1274,6 +1274,10 @@ class ModernHttp(FakeHttp):
         elif method == "tools/list":
             result = {"tools": self.TOOLS, "ttlMs": 0, "cacheScope": "public"}
         elif method == "tools/call":
+            if self.cfg.get("mismatch_once") and not self.answers.get("mismatched"):
+                self.answers["mismatched"] = True
+                return h.reply(400, json.dumps({"jsonrpc": "2.0", "id": msg["id"], "error": {
+                    "code": -32020, "message": "Mcp-Param-Region does not match"}}).encode())
             if msg["params"]["name"] == "slow":
                 time.sleep(msg["params"]["arguments"]["s"])
             mcp_headers = {k.lower(): v for k, v in h.headers.items() if k.lower().startswith("mcp-")}
@@ -1378,3 +1382,11 @@ def test_runs_on_python_3_8(calc_url):
         out = subprocess.run([OLD_PYTHON, "-c", code % (calc_url, version)], capture_output=True, text=True,
                              timeout=60, cwd=HERE)
         assert out.stdout == "4\n", out.stderr
+
+
+def test_modern_http_header_mismatch_refetches_tools_once(http_fake):
+    server = http_fake(ModernHttp, mismatch_once=True)
+    with Client(server.url) as c:
+        assert c.call("route", region="x")["mcp-param-region"] == "x"
+    methods = [p[3].get("method") for p in server.requests("POST")]
+    assert methods.count("tools/list") == 2 and methods.count("tools/call") == 2

@@ -313,6 +313,7 @@ def main(argv=None):
     rounds = args.rounds or (2 if args.quick else 5)
     n = args.calls or (200 if args.quick else 2000)
     warmup = 20 if args.quick else 100
+    import_reps = 1 if args.quick else 3  # best of this many interpreter starts per round
     http_calc_n = args.http_calls or (50 if args.quick else 1000)
     http_sdk_n = args.http_calls or (50 if args.quick else 500)
 
@@ -387,11 +388,11 @@ def main(argv=None):
             # import time: a bare interpreter and each client's import, back to back
             for c in order:
                 py = pythons[c]
-                bare = time_process(py, "pass", reps=3)
+                bare = time_process(py, "pass", reps=import_reps)
                 if c == "raw":
                     add("raw", "bare_ms", bare * 1e3)
                     continue
-                add(c, "import", (time_process(py, IMPORT_STMT[c], reps=3) - bare) * 1e3)
+                add(c, "import", (time_process(py, IMPORT_STMT[c], reps=import_reps) - bare) * 1e3)
             for key, mode, server, count in workloads:
                 for c in order:
                     spec = {"mode": mode, "server": server, "n": count, "warmup": warmup, "threads": 8}
