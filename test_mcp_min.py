@@ -1390,3 +1390,97 @@ def test_modern_http_header_mismatch_refetches_tools_once(http_fake):
         assert c.call("route", region="x")["mcp-param-region"] == "x"
     methods = [p[3].get("method") for p in server.requests("POST")]
     assert methods.count("tools/list") == 2 and methods.count("tools/call") == 2
+
+
+# ---------------------------------------------------------------------------
+# What we send matches the official JSON schema of the negotiated version
+# ---------------------------------------------------------------------------
+
+SCHEMAS = os.path.join(HERE, "..", "shared", "spec", "schema")
+
+
+def _schema_checker(version):
+    jsonschema = pytest.importorskip("jsonschema")
+    path = os.path.join(SCHEMAS, version, "schema.json")
+    if not os.path.exists(path):
+        pytest.skip("no schema at %s (../shared beside the checkout)" % path)
+    with open(path) as f:
+        root = json.load(f)
+    defs = "$defs" if "$defs" in root else "definitions"
+    cls = jsonschema.validators.validator_for(root)
+
+    def check(msg, *names):
+        for name in names:
+            if name not in root[defs]:
+                continue
+            schema = dict(root, **{"$ref": "#/%s/%s" % (defs, name)})
+            errors = list(cls(schema).iter_errors(msg))
+            assert not errors, "%s is not a valid %s (%s): %s" % (msg, name, version, errors[0].message)
+    return check
+
+
+def _check_sent(check, messages):
+    kinds = set()
+    for msg in messages:
+        if "method" in msg and "id" in msg:
+            check(msg, "JSONRPCRequest", "ClientRequest")
+            kinds.add(msg["method"])
+        elif "method" in msg:
+            check(msg, "JSONRPCNotification", "ClientNotification")
+            kinds.add(msg["method"])
+        elif "result" in msg:
+            check(msg, "JSONRPCResultResponse" if "2025-11-25" <= check.version else "JSONRPCResponse")
+            check(msg["result"], "ClientResult")
+            kinds.add("result")
+        else:
+            check(msg, "JSONRPCError", "JSONRPCErrorResponse")
+            kinds.add("error")
+    return kinds
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"])
+def test_handshake_messages_match_the_schema(fake, tmp_path, version):
+    check = _schema_checker(version)
+    check.version = version
+    callbacks = {"roots": ["/tmp"], "sampling": lambda p: {"role": "assistant", "model": "m",
+                                                          "content": {"type": "text", "text": "hi"}}}
+    if version >= "2025-06-18":
+        callbacks["elicitation"] = lambda p: {"action": "accept", "content": {"name": "Ada"}}
+    with Client(fake(), protocol_version=version, **callbacks) as c:
+        c.call("echo", x=1, progress=lambda *a: None)
+        c.list_tools()
+        c.ping()
+        c.subscribe("file:///a")
+        c.call("ask", method="ping")
+        c.call("ask", method="roots/list")
+        c.call("ask", method="sampling/createMessage", params={"messages": [], "maxTokens": 1})
+        if "elicitation" in callbacks:
+            c.call("ask", method="elicitation/create", params={"message": "name?", "requestedSchema": {
+                "type": "object", "properties": {"name": {"type": "string"}}}})
+        c.call("ask", method="nope/nope")
+        with pytest.raises(RequestTimeout):
+            c.call("sleep", s=0.5, timeout=0.05)
+        for call in (lambda: c.set_logging_level("info"), lambda: c.read_resource("file:///a"),
+                     lambda: c.get_prompt("p", {"x": "1"}), lambda: c.complete("p", ("x", "1")),
+                     lambda: c.list_resources(), lambda: c.list_resource_templates(), lambda: c.list_prompts()):
+            with pytest.raises(RequestError):
+                call()
+    kinds = _check_sent(check, received(tmp_path))
+    assert {"initialize", "notifications/initialized", "tools/call", "notifications/cancelled", "result",
+            "error", "resources/read", "completion/complete"} <= kinds
+
+
+def test_stateless_messages_match_the_schema(fake, tmp_path):
+    check = _schema_checker("2026-07-28")
+    check.version = "2026-07-28"
+    with Client(fake(discover="modern"), roots=["/srv"],
+                elicitation=lambda p: {"action": "accept", "content": {"name": "Ada"}}) as c:
+        c.call("echo", x=1, progress=lambda *a: None)
+        c.call("ask_input", rounds=1)
+        c.list_tools()
+        with pytest.raises(mcp_min.ResourceNotFound):
+            c.read_resource("file:///missing")
+        c.listen(resource_uris=["file:///a"]).close()
+    kinds = _check_sent(check, received(tmp_path))
+    assert {"server/discover", "tools/call", "tools/list", "resources/read", "subscriptions/listen",
+            "notifications/cancelled"} <= kinds
