@@ -46,6 +46,8 @@ PROBE_TIMEOUT = 5.0  # the spec asks for a "reasonable" wait for server/discover
 CLOSE_GRACE = 2.0  # seconds a server gets after stdin EOF, then again after SIGTERM.
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024  # one JSON-RPC message; larger is dropped, not buffered.
 STDERR_LINES = 200  # stderr lines kept for error messages and Client.stderr.
+MAX_QUEUED_CALLBACKS = 10000  # notifications waiting for a slow callback before we drop more.
+MAX_ANSWER_THREADS = 8  # server requests answered at once; more wait their turn in order.
 MAX_INPUT_ROUNDS = 8  # input_required round trips before we give up on a request.
 MAX_PAGES = 1000  # pages followed by list_* before a cursor loop is assumed.
 _TRACE_CHARS = 4000  # a traced message longer than this is shortened in the log.
@@ -1204,8 +1206,17 @@ class _Worker(object):
         self._name = name
         self._thread = None
         self._lock = threading.Lock()
+        self._dropping = False
 
     def put(self, fn, *args):
+        if self._queue.qsize() >= MAX_QUEUED_CALLBACKS:
+            # A server flooding us while a callback is slow must not eat all memory.
+            if not self._dropping:
+                _log.warning("callbacks are %d behind; dropping server messages until they catch up",
+                             MAX_QUEUED_CALLBACKS)
+            self._dropping = True
+            return
+        self._dropping = False
         if self._thread is None:
             with self._lock:
                 if self._thread is None:
@@ -1282,6 +1293,8 @@ class _Session(object):
         self._pending_lock = threading.Lock()
         self._error = None  # the ConnectionClosed that ended the session (terminal)
         self._events = _Worker("mcp_min-events")
+        self._overflow = _Worker("mcp_min-answers")  # server requests beyond MAX_ANSWER_THREADS
+        self._answering = 0
         self._subscriptions = {}  # listen request id -> Subscription
         self._cache = {}  # list method -> (expires, items)
         self._tool_headers = None  # tool name -> x-mcp-header paths (HTTP, 2026-07-28)
@@ -1618,7 +1631,14 @@ class _Session(object):
                 _log.debug("ignored an answer to unknown request id %r", rid)
             return
         if "id" in msg:  # the server asks something of us: answer from another thread
-            threading.Thread(target=self._answer, args=(msg,), name="mcp_min-answer", daemon=True).start()
+            with self._pending_lock:
+                spare = self._answering < MAX_ANSWER_THREADS
+                if spare:
+                    self._answering += 1
+            if spare:
+                threading.Thread(target=self._answer, args=(msg, True), name="mcp_min-answer", daemon=True).start()
+            else:  # a flood of requests: one more thread would not help, a queue bounds the cost
+                self._overflow.put(self._answer, msg, False)
             return
         params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
         if method == "notifications/progress":
@@ -1655,7 +1675,15 @@ class _Session(object):
         _server_log.log(level, "%s%s", "[%s] " % params["logger"] if params.get("logger") else "",
                         params.get("data"))
 
-    def _answer(self, msg):
+    def _answer(self, msg, own_thread):
+        try:
+            self._answer_one(msg)
+        finally:
+            if own_thread:
+                with self._pending_lock:
+                    self._answering -= 1
+
+    def _answer_one(self, msg):
         method, rid = msg["method"], msg["id"]
         params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
         try:
@@ -1726,6 +1754,7 @@ class _Session(object):
         finally:
             self._on_closed(self._error)
             self._events.stop()
+            self._overflow.stop()
 
 
 _NO_TIMEOUT = object()  # for requests that legitimately stay open (subscriptions/listen)

@@ -34,6 +34,7 @@ FAKE = textwrap.dedent(r'''
     lock = threading.Lock()
     waiting = {}      # id of our request to the client -> Event, answer
     held = []         # requests held back for out-of-order answers
+    flooded = set()   # answered ids of the ping flood
     logf = open(cfg["log"], "a") if cfg.get("log") else None
     if cfg.get("startup_stderr"):
         sys.stderr.write(cfg["startup_stderr"] + "\n"); sys.stderr.flush()
@@ -100,6 +101,16 @@ FAKE = textwrap.dedent(r'''
         if name == "ask":
             reply = ask(args["method"], args.get("params"))
             return answer(mid, {"content": [{"type": "text", "text": json.dumps(reply)}], "structuredContent": reply})
+        if name == "flood":
+            for i in range(args["n"]):
+                write({"jsonrpc": "2.0", "id": "flood-%d" % i, "method": "ping"})
+            for i in range(args.get("notes", 0)):
+                write({"jsonrpc": "2.0", "method": "notifications/message",
+                       "params": {"level": "info", "data": i}})
+            deadline = time.time() + 20
+            while len(flooded) < args["n"] and time.time() < deadline:
+                time.sleep(0.01)
+            return answer(mid, {"content": [], "structuredContent": {"answered": len(flooded)}})
         if name == "env":
             return answer(mid, {"content": [], "structuredContent": {k: os.environ.get(k) for k in args["keys"]}})
         return answer(mid, error={"code": -32602, "message": "unknown tool " + name})
@@ -160,6 +171,8 @@ FAKE = textwrap.dedent(r'''
                 serve_modern(mid, method, params)
             return
         if method is None:
+            if str(mid).startswith("flood-"):
+                flooded.add(mid)
             if mid in waiting:
                 waiting[mid][1] = msg
                 waiting[mid][0].set()
@@ -498,6 +511,19 @@ def test_server_requests_in_the_middle_of_a_call(fake):
         unknown = c.call("ask", method="something/else")
         assert unknown["error"]["code"] == -32601
     assert [kind for kind, _ in seen] == ["sampling", "elicitation"]
+
+
+def test_request_and_notification_floods_stay_bounded(fake):
+    peak, before = [0], threading.active_count()
+
+    def watch(level, logger, data):  # runs while the flood is being answered
+        peak[0] = max(peak[0], threading.active_count() - before)
+
+    with Client(fake(), on_log=watch) as c:
+        assert c.call("flood", n=2000, notes=2000) == {"answered": 2000}
+        assert c.call("echo", after=1) == {"after": 1}  # still usable
+    # reader, stderr, events and overflow workers, plus at most MAX_ANSWER_THREADS answering
+    assert 0 < peak[0] <= mcp_min.MAX_ANSWER_THREADS + 4
 
 
 def test_undeclared_and_failing_callbacks_answer_errors(fake):
