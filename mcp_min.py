@@ -1673,8 +1673,12 @@ class OAuth(object):
             "none" if supported is None or "none" in supported else self._auth_method(supported, True))
         grants = ["authorization_code", "refresh_token"] if self.grant_type == "authorization_code" else [
             self.grant_type]
+        import urllib.parse
+        host = urllib.parse.urlsplit(redirect_uri).hostname or ""
         request = {"client_name": self.client_name, "redirect_uris": [redirect_uri], "grant_types": grants,
-                   "response_types": ["code"], "token_endpoint_auth_method": wanted}
+                   "response_types": ["code"], "token_endpoint_auth_method": wanted,
+                   # SEP-837: a loopback redirect means a native application
+                   "application_type": "native" if host in ("127.0.0.1", "::1", "localhost") else "web"}
         _log.debug("OAuth: registering at %s", endpoint)
         status, _, body = self._http("POST", endpoint, _dumps(request).encode("ascii"),
                                      {"Content-Type": "application/json"})
