@@ -29,7 +29,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Client", "Future", "Subscription", "McpError", "RequestError", "ResourceNotFound",
     "ToolError", "ConnectionClosed", "RequestTimeout", "RequestCancelled", "HttpError",
-    "AuthRequired", "main",
+    "AuthRequired", "AuthError", "OAuth", "main",
 ]
 
 _log = logging.getLogger("mcp_min")
@@ -666,6 +666,7 @@ class _HttpTransport(object):
     """Streamable HTTP: every message is a POST; answers come back as JSON or SSE."""
 
     kind = "streamable-http"
+    auth = None  # an OAuth object (see _with_auth)
 
     def __init__(self, url, headers=None, timeout=DEFAULT_TIMEOUT):
         import urllib.request  # only HTTP users pay for urllib/ssl/email
@@ -696,6 +697,8 @@ class _HttpTransport(object):
         h = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json",
              "User-Agent": "mcp_min/" + __version__}
         h.update(self.headers)
+        if self.auth is not None:
+            _auth_apply(self, h)
         if self.session_id is not None and not self.modern:
             h["Mcp-Session-Id"] = self.session_id
         if self.protocol_version is not None:
@@ -722,7 +725,8 @@ class _HttpTransport(object):
             except Exception:
                 text = b""
             e.close()
-            raise _HttpStatus(url, e.code, e.headers, text)
+            return _auth_retry(self, _HttpStatus(url, e.code, e.headers, text), headers,
+                               lambda: self._open(method, headers, body, deadline, url))
         except urllib.error.URLError as e:
             reason = getattr(e, "reason", e)
             raise ConnectionClosed("cannot reach %s: %s" % (url, reason))
@@ -776,7 +780,8 @@ class _HttpTransport(object):
             if resp.status >= 300:
                 text = resp.read(MAX_MESSAGE_BYTES)
                 self._release(resp)
-                raise _HttpStatus(self.url, resp.status, resp.headers, text)
+                return _auth_retry(self, _HttpStatus(self.url, resp.status, resp.headers, text), headers,
+                                   lambda: self._post(headers, body, deadline))
             return resp
 
     def _release(self, resp):
@@ -1024,7 +1029,7 @@ class _HttpTransport(object):
     def fallback(self, error):
         """After an ``initialize`` POST failed: the legacy HTTP+SSE transport, or None."""
         if isinstance(error, HttpError) and not isinstance(error, AuthRequired) and error.status in (400, 404, 405):
-            return _SseTransport(self.url, self.headers, self.timeout)
+            return _with_auth(_SseTransport(self.url, self.headers, self.timeout), self.auth)
         return None
 
     def close(self):
@@ -1188,6 +1193,724 @@ class _SseTransport(_HttpTransport):
             _close_response(self._stream)
         if self._listener is not None and self._listener is not threading.current_thread():
             self._listener.join(1.0)
+
+
+# ---------------------------------------------------------------------------
+# OAuth 2.1 authorization for HTTP servers: discovery (RFC 9728, RFC 8414 and
+# OpenID), client registration (pre-registered, Client ID Metadata Documents,
+# RFC 7591), authorization code + PKCE, refresh, step-up, client_credentials
+# (secret or ES256 private_key_jwt) and cross-app access (RFC 8693 + RFC 7523).
+# The transports call _auth_apply before each request and _auth_retry on a
+# non-2xx answer; everything else lives here.
+# ---------------------------------------------------------------------------
+
+class AuthError(McpError):
+    """The OAuth flow failed: what was fetched, what was wrong, what to do.
+
+    ``error`` and ``error_description`` hold the authorization server's error, if any.
+    """
+
+    def __init__(self, message, error=None, error_description=None):
+        McpError.__init__(self, message)
+        self.error, self.error_description = error, error_description
+
+
+_auth_local = threading.local()  # per-thread depth of _auth_retry, so retries stay bounded
+MAX_AUTH_RETRIES = 2  # authorizations for one request: a 401, then one 403 step-up
+MAX_STEP_UPS = 3  # 403 insufficient_scope re-authorizations per OAuth object
+_SECRET_PARAMS = ("client_secret", "code", "code_verifier", "refresh_token", "client_assertion", "assertion",
+                  "subject_token", "access_token", "id_token")
+_GRANT_JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+_GRANT_TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
+
+
+def _with_auth(transport, auth):
+    """Hook: give a transport its OAuth object (None: no OAuth)."""
+    transport.auth = auth
+    return transport
+
+
+def _auth_apply(transport, headers):
+    """Hook: put the current access token (if any) on an outgoing request."""
+    value = transport.auth._header(transport.url)
+    if value:
+        headers["Authorization"] = value
+
+
+def _auth_retry(transport, status, headers, again):
+    """Hook: a non-2xx answer.  A 401 (or 403 insufficient_scope) is answered by
+    (re)authorizing and repeating the request, at most MAX_AUTH_RETRIES times;
+    otherwise ``status`` is raised as before."""
+    auth = getattr(transport, "auth", None)
+    if auth is None or status.status not in (401, 403):
+        raise status
+    depth = getattr(_auth_local, "depth", 0)
+    if depth >= MAX_AUTH_RETRIES:
+        raise status
+    challenge = _parse_www_authenticate(status.headers.get("WWW-Authenticate", "") if status.headers else "")
+    if not auth._on_challenge(transport.url, status.status, challenge, headers.get("Authorization"), depth):
+        raise status
+    value = auth._header(transport.url)
+    if value:
+        headers["Authorization"] = value
+    _auth_local.depth = depth + 1
+    try:
+        return again()
+    finally:
+        _auth_local.depth = depth
+
+
+def _b64url(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+# -- ES256 (ECDSA over NIST P-256 with SHA-256), pure Python ---------------------
+# Deterministic nonces (RFC 6979), so signatures are reproducible and testable.
+
+_P256_P = 0xFFFFFFFF00000001000000000000000000000000FFFFFFFFFFFFFFFFFFFFFFFF
+_P256_A = _P256_P - 3
+_P256_B = 0x5AC635D8AA3A93E7B3EBBD55769886BC651D06B0CC53B0F63BCE3C3E27D2604B
+_P256_N = 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551
+_P256_G = (0x6B17D1F2E12C4247F8BCE6E563A440F277037D812DEB33A0F4A13945D898C296,
+           0x4FE342E2FE1A7F9B8EE7EB4A7C0F9E162BCE33576B315ECECBB6406837BF51F5)
+
+
+def _ec_add(p1, p2):
+    """Affine point addition on P-256; None is the point at infinity."""
+    if p1 is None:
+        return p2
+    if p2 is None:
+        return p1
+    (x1, y1), (x2, y2) = p1, p2
+    if x1 == x2:
+        if (y1 + y2) % _P256_P == 0:
+            return None
+        slope = (3 * x1 * x1 + _P256_A) * pow(2 * y1, _P256_P - 2, _P256_P) % _P256_P
+    else:
+        slope = (y2 - y1) * pow(x2 - x1, _P256_P - 2, _P256_P) % _P256_P
+    x3 = (slope * slope - x1 - x2) % _P256_P
+    return x3, (slope * (x1 - x3) - y1) % _P256_P
+
+
+def _ec_mul(k, point):
+    result = None
+    while k:
+        if k & 1:
+            result = _ec_add(result, point)
+        point = _ec_add(point, point)
+        k >>= 1
+    return result
+
+
+def _es256_sign(d, message):
+    """Sign ``message`` with private scalar ``d``: returns (r, s), nonce per RFC 6979."""
+    import hashlib
+    import hmac
+    n = _P256_N
+    h = int.from_bytes(hashlib.sha256(message).digest(), "big")
+    x = d.to_bytes(32, "big")
+    h1 = (h % n).to_bytes(32, "big")
+    v, key = b"\x01" * 32, b"\x00" * 32
+
+    def mac(k, data):
+        return hmac.new(k, data, hashlib.sha256).digest()
+
+    key = mac(key, v + b"\x00" + x + h1)
+    v = mac(key, v)
+    key = mac(key, v + b"\x01" + x + h1)
+    v = mac(key, v)
+    while True:
+        v = mac(key, v)
+        k = int.from_bytes(v, "big")
+        if 1 <= k < n:
+            r = _ec_mul(k, _P256_G)[0] % n
+            s = pow(k, n - 2, n) * (h + r * d) % n
+            if r and s:
+                return r, s
+        key = mac(key, v + b"\x00")
+        v = mac(key, v)
+
+
+def _der_items(data):
+    """The TLV items of a DER byte string: a list of (tag, value bytes)."""
+    items, i = [], 0
+    while i < len(data):
+        tag, length = data[i], data[i + 1]
+        i += 2
+        if length & 0x80:
+            count = length & 0x7F
+            length = int.from_bytes(data[i:i + count], "big")
+            i += count
+        items.append((tag, data[i:i + length]))
+        i += length
+    return items
+
+
+def _ec_private_key(key):
+    """The P-256 private scalar from a PEM (PKCS#8 or SEC1), a JWK dict, raw 32 bytes or an int."""
+    if isinstance(key, int):
+        return key
+    if isinstance(key, dict):
+        return int.from_bytes(base64.urlsafe_b64decode(key["d"] + "=" * (-len(key["d"]) % 4)), "big")
+    if isinstance(key, bytes) and len(key) == 32:
+        return int.from_bytes(key, "big")
+    text = key.decode("ascii") if isinstance(key, bytes) else key
+    body = "".join(line for line in text.strip().splitlines() if line and not line.startswith("-----"))
+    try:
+        (tag, seq), = _der_items(base64.b64decode(body))
+        items = _der_items(seq)
+        if items[0] == (0x02, b"\x00") and items[2][0] == 0x04:  # PKCS#8: the key is SEC1 inside
+            items = _der_items(_der_items(items[2][1])[0][1])
+        if items[0] == (0x02, b"\x01") and items[1][0] == 0x04 and len(items[1][1]) == 32:
+            return int.from_bytes(items[1][1], "big")
+    except (ValueError, IndexError, TypeError):
+        pass
+    raise AuthError("the private key is not an EC P-256 key in PEM (PKCS#8 or SEC1) form")
+
+
+def _jwt_es256(claims, private_key, header=None):
+    """A compact JWS (ES256) over ``claims``."""
+    head = dict({"alg": "ES256", "typ": "JWT"}, **(header or {}))
+    signing_input = "%s.%s" % (_b64url(_dumps(head).encode("ascii")), _b64url(_dumps(claims).encode("ascii")))
+    r, s = _es256_sign(_ec_private_key(private_key), signing_input.encode("ascii"))
+    return signing_input + "." + _b64url(r.to_bytes(32, "big") + s.to_bytes(32, "big"))
+
+
+# -- the OAuth client --------------------------------------------------------------
+
+def _canonical_resource(url):
+    """RFC 8707 resource URI of a server URL: lower-case scheme and host, no fragment."""
+    import urllib.parse
+    parts = urllib.parse.urlsplit(url)
+    path = "" if parts.path == "/" else parts.path
+    return urllib.parse.urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path, parts.query, ""))
+
+
+def _resource_covers(resource, server_url):
+    """True when a protected resource identifier names ``server_url`` (same origin, path prefix)."""
+    import urllib.parse
+    a, b = urllib.parse.urlsplit(_canonical_resource(resource)), urllib.parse.urlsplit(
+        _canonical_resource(server_url))
+    if (a.scheme, a.hostname, a.port) != (b.scheme, b.hostname, b.port) or a.fragment:
+        return False
+    prefix = a.path.rstrip("/")
+    return b.path == prefix or b.path.startswith(prefix + "/") or not prefix
+
+
+class OAuth(object):
+    """OAuth 2.1 for HTTP servers: ``Client(url, auth=OAuth(...))``.
+
+    On a 401 (or a 403 ``insufficient_scope``) the client discovers the
+    authorization server, obtains a token and repeats the request once.
+
+    Args:
+        client_id, client_secret: a pre-registered client.  Without them the
+            client uses ``client_metadata_url`` (a Client ID Metadata Document)
+            when the server supports it, else dynamic client registration.
+        client_metadata_url: the https URL of this client's metadata document.
+        scopes: scopes to ask for (default: what the server's challenge or
+            metadata names).
+        authorize: ``f(authorization_url) -> redirect_url`` runs the user step
+            (headless use, tests).  Without it a browser is opened and the
+            redirect is caught on a loopback port.
+        redirect_uri: the redirect URI (default: ``http://127.0.0.1:<port>/callback``).
+        grant_type: ``"authorization_code"`` (default), ``"client_credentials"``
+            or ``"cross_app_access"`` (an identity provider's ``id_token`` is
+            exchanged at ``idp_token_endpoint`` for an ID-JAG, then for a token).
+        private_key: a P-256 key (PEM, JWK dict) for ``private_key_jwt`` client
+            authentication (ES256).
+        token_store: a file path; tokens and registrations are kept there
+            (mode 0600) across runs.  Default: memory only.
+        client_name: sent in dynamic registration.
+        timeout: seconds for each authorization server request, and for the
+            browser step ten times that.
+    """
+
+    def __init__(self, client_id=None, client_secret=None, client_metadata_url=None, scopes=None,
+                 authorize=None, redirect_uri=None, grant_type="authorization_code", private_key=None,
+                 token_store=None, client_name="mcp_min", id_token=None, idp_token_endpoint=None,
+                 idp_client_id=None, idp_client_secret=None, token_endpoint_auth_method=None,
+                 open_browser=True, timeout=DEFAULT_TIMEOUT):
+        if grant_type not in ("authorization_code", "client_credentials", "cross_app_access"):
+            raise ValueError("grant_type must be authorization_code, client_credentials or cross_app_access")
+        self.client_id, self.client_secret = client_id, client_secret
+        self.client_metadata_url = client_metadata_url
+        self.scopes = scopes.split() if isinstance(scopes, str) else list(scopes) if scopes else None
+        self.authorize, self.redirect_uri = authorize, redirect_uri
+        self.grant_type, self.private_key = grant_type, private_key
+        self.token_store, self.client_name = token_store, client_name
+        self.id_token, self.idp_token_endpoint = id_token, idp_token_endpoint
+        self.idp_client_id, self.idp_client_secret = idp_client_id, idp_client_secret
+        self.token_endpoint_auth_method = token_endpoint_auth_method
+        self.open_browser, self.timeout = open_browser, timeout
+        self._lock = threading.RLock()
+        self._state = {}  # canonical resource -> {"tokens", "issuer", "scope"}
+        self._clients = {}  # issuer -> registered client {"client_id", "client_secret", "method"}
+        self._step_ups = 0
+        self._opener = None
+        if token_store and os.path.exists(token_store):
+            with open(token_store) as f:
+                saved = json.load(f)
+            self._state, self._clients = saved.get("resources") or {}, saved.get("clients") or {}
+
+    def __repr__(self):
+        return "OAuth(grant_type=%r, client_id=%r)" % (self.grant_type, self.client_id)
+
+    # -- what the transport calls ------------------------------------------------
+    def _header(self, server_url):
+        with self._lock:
+            state = self._state.get(_canonical_resource(server_url))
+            tokens = state and state.get("tokens")
+            if not tokens:
+                return None
+            expires = tokens.get("expires_at")
+            if expires and time.time() > expires - 30 and tokens.get("refresh_token"):
+                try:
+                    self._refresh(server_url, state)
+                except AuthError as e:
+                    _log.debug("OAuth: refresh failed: %s", e)
+                tokens = state.get("tokens") or {}
+            token = tokens.get("access_token")
+            return "Bearer " + token if token else None
+
+    def _on_challenge(self, server_url, status, challenge, sent, depth):
+        """A 401/403 arrived for a request that carried ``sent``: True to retry it."""
+        if status == 403 and challenge.get("error") != "insufficient_scope":
+            return False
+        key = _canonical_resource(server_url)
+        with self._lock:
+            state = self._state.setdefault(key, {})
+            current = (state.get("tokens") or {}).get("access_token")
+            if current and "Bearer " + current != sent:
+                return True  # another request already got a new token
+            if status == 401 and sent and depth == 0 and (state.get("tokens") or {}).get("refresh_token"):
+                try:
+                    self._refresh(server_url, state)
+                    return True
+                except AuthError as e:
+                    _log.debug("OAuth: refresh failed (%s); authorizing again", e)
+            step_up = None
+            if status == 403:
+                wanted = (challenge.get("scope") or "").split()
+                had = state.get("scope") or []
+                if not [s for s in wanted if s not in had] or self._step_ups >= MAX_STEP_UPS:
+                    return False  # a new token would carry the same scopes: give up
+                self._step_ups += 1
+                step_up = had + [s for s in wanted if s not in had]
+            elif sent and depth > 0:
+                return False  # the token we just obtained was refused
+            self._authorize(server_url, state, challenge, step_up)
+            self._save()
+            return True
+
+    # -- HTTP --------------------------------------------------------------------
+    def _http(self, method, url, body=None, headers=None):
+        """One request to an authorization server: (status, headers, body bytes)."""
+        import urllib.error
+        import urllib.request
+        if self._opener is None:
+            self._opener = urllib.request.build_opener()  # honours HTTP(S)_PROXY / NO_PROXY
+        h = {"Accept": "application/json", "User-Agent": "mcp_min/" + __version__}
+        h.update(headers or {})
+        _log.debug("OAuth: %s %s", method, url)
+        req = urllib.request.Request(url, data=body, headers=h, method=method)
+        try:
+            with self._opener.open(req, timeout=self.timeout) as resp:
+                return resp.status, resp.headers, resp.read(MAX_MESSAGE_BYTES)
+        except urllib.error.HTTPError as e:
+            try:
+                text = e.read(65536)
+            finally:
+                e.close()
+            return e.code, e.headers, text
+        except (urllib.error.URLError, OSError, ValueError) as e:
+            raise AuthError("OAuth: cannot reach %s: %s" % (url, getattr(e, "reason", e)))
+
+    def _get_json(self, url):
+        """GET a metadata document: the dict, or None when absent (4xx) or not JSON."""
+        status, _, body = self._http("GET", url, headers={"MCP-Protocol-Version": LEGACY_VERSIONS[0]})
+        if status != 200:
+            _log.debug("OAuth: %s answered %s", url, status)
+            return None
+        try:
+            doc = json.loads(body)
+        except ValueError:
+            return None
+        return doc if isinstance(doc, dict) else None
+
+    def _post_form(self, url, params, headers=None, what="token request"):
+        import urllib.parse
+        h = {"Content-Type": "application/x-www-form-urlencoded"}
+        h.update(headers or {})
+        _log.debug("OAuth: %s to %s with %s", what, url,
+                   ", ".join("%s=%s" % (k, "<redacted>" if k in _SECRET_PARAMS else v) for k, v in params.items()))
+        status, _, body = self._http("POST", url, urllib.parse.urlencode(params).encode("ascii"), h)
+        try:
+            doc = json.loads(body)
+        except ValueError:
+            doc = None
+        if status != 200 or not isinstance(doc, dict):
+            doc = doc if isinstance(doc, dict) else {}
+            raise AuthError("OAuth: %s to %s failed with HTTP %s: %s%s" % (
+                what, url, status, doc.get("error") or _shorten(body.decode("utf-8", "replace"), 200),
+                " (%s)" % doc["error_description"] if doc.get("error_description") else ""),
+                doc.get("error"), doc.get("error_description"))
+        return doc
+
+    # -- discovery ------------------------------------------------------------------
+    def _discover(self, server_url, challenge):
+        """Protected resource metadata, then authorization server metadata.
+
+        Returns (resource, prm or None, issuer, as metadata or None)."""
+        import urllib.parse
+        parts = urllib.parse.urlsplit(server_url)
+        origin = "%s://%s" % (parts.scheme, parts.netloc)
+        path = parts.path.rstrip("/")
+        if challenge.get("resource_metadata"):
+            candidates = [urllib.parse.urljoin(server_url, challenge["resource_metadata"])]
+        else:
+            candidates = ([origin + "/.well-known/oauth-protected-resource" + path] if path else []) + [
+                origin + "/.well-known/oauth-protected-resource"]
+        prm = None
+        for url in candidates:
+            prm = self._get_json(url)
+            if prm is not None:
+                break
+        resource = _canonical_resource(server_url)
+        if prm is not None:
+            claimed = prm.get("resource")
+            if not isinstance(claimed, str) or not _resource_covers(claimed, server_url):
+                raise AuthError("OAuth: the protected resource metadata at %s names resource %r, which is not "
+                                "the server %s; refusing to authorize (check the server URL)"
+                                % (url, claimed, server_url))
+            resource = claimed
+            servers = prm.get("authorization_servers") or []
+            if not servers or not isinstance(servers[0], str):
+                raise AuthError("OAuth: the protected resource metadata at %s names no authorization_servers"
+                                % url)
+            issuer, strict = servers[0], True
+        else:  # 2025-03-26: the MCP server's origin is the authorization server
+            issuer, strict = origin, False
+        meta = self._as_metadata(issuer)
+        if meta is not None and strict and meta.get("issuer") != issuer:
+            raise AuthError("OAuth: the authorization server metadata for %s says issuer %r; refusing to use it "
+                            "(RFC 8414 requires them to match)" % (issuer, meta.get("issuer")))
+        if meta is None:
+            if strict:
+                raise AuthError("OAuth: no authorization server metadata found for %s (tried the OAuth and OpenID "
+                                "well-known locations)" % issuer)
+            meta = {"issuer": issuer, "authorization_endpoint": origin + "/authorize",
+                    "token_endpoint": origin + "/token", "registration_endpoint": origin + "/register",
+                    "_fallback": True}
+        return resource, prm, meta.get("issuer") if not strict else issuer, meta
+
+    def _as_metadata(self, issuer):
+        import urllib.parse
+        parts = urllib.parse.urlsplit(issuer)
+        origin = "%s://%s" % (parts.scheme, parts.netloc)
+        path = parts.path.rstrip("/")
+        candidates = [origin + "/.well-known/oauth-authorization-server" + path,
+                      origin + "/.well-known/openid-configuration" + path]
+        if path:
+            candidates.append(origin + path + "/.well-known/openid-configuration")
+        for url in candidates:
+            meta = self._get_json(url)
+            if meta is not None:
+                return meta
+        return None
+
+    # -- the flows ---------------------------------------------------------------------
+    def _authorize(self, server_url, state, challenge, step_up):
+        resource, prm, issuer, meta = self._discover(server_url, challenge)
+        if step_up is not None:
+            scope = step_up
+        elif self.scopes is not None:
+            scope = list(self.scopes)
+        elif challenge.get("scope"):
+            scope = challenge["scope"].split()
+        else:
+            scope = list((prm or {}).get("scopes_supported") or [])
+        if (self.grant_type == "authorization_code" and "offline_access" in (meta.get("scopes_supported") or [])
+                and "offline_access" not in scope):
+            scope.append("offline_access")
+        if self.grant_type == "client_credentials":
+            tokens = self._client_credentials(meta, issuer, resource, scope)
+        elif self.grant_type == "cross_app_access":
+            tokens = self._cross_app(meta, issuer, resource, scope)
+        else:
+            tokens = self._authorization_code(meta, issuer, resource, scope)
+        self._take(state, tokens, scope, issuer, resource)
+
+    def _take(self, state, tokens, scope, issuer, resource):
+        if not isinstance(tokens.get("access_token"), str) or not tokens["access_token"]:
+            raise AuthError("OAuth: the token endpoint of %s answered without an access_token" % issuer)
+        kept = {"access_token": tokens["access_token"]}
+        if tokens.get("refresh_token"):
+            kept["refresh_token"] = tokens["refresh_token"]
+        elif (state.get("tokens") or {}).get("refresh_token") and state.get("issuer") == issuer:
+            kept["refresh_token"] = state["tokens"]["refresh_token"]  # refresh answers may omit it
+        if isinstance(tokens.get("expires_in"), (int, float)):
+            kept["expires_at"] = time.time() + tokens["expires_in"]
+        state.update(tokens=kept, issuer=issuer, resource=resource, scope=scope)
+        if tokens.get("_client"):
+            state["client"] = tokens["_client"]
+
+    def _client(self, meta, issuer, redirect_uri):
+        """The client to use with this server: {"client_id", "client_secret", "method"}."""
+        supported = meta.get("token_endpoint_auth_methods_supported")
+        if self.client_id:
+            return {"client_id": self.client_id, "client_secret": self.client_secret,
+                    "method": self._auth_method(supported, self.client_secret)}
+        if self.client_metadata_url and meta.get("client_id_metadata_document_supported"):
+            return {"client_id": self.client_metadata_url, "client_secret": None, "method": "none"}
+        if issuer in self._clients:
+            return self._clients[issuer]
+        endpoint = meta.get("registration_endpoint")
+        if not endpoint:
+            raise AuthError("OAuth: the authorization server %s offers no dynamic client registration%s; pass "
+                            "OAuth(client_id=...) (and client_secret) for a pre-registered client"
+                            % (issuer, "" if self.client_metadata_url else " and this client has no "
+                               "client_metadata_url"))
+        wanted = self.token_endpoint_auth_method or (
+            "none" if supported is None or "none" in supported else self._auth_method(supported, True))
+        grants = ["authorization_code", "refresh_token"] if self.grant_type == "authorization_code" else [
+            self.grant_type]
+        import urllib.parse
+        host = urllib.parse.urlsplit(redirect_uri).hostname or ""
+        request = {"client_name": self.client_name, "redirect_uris": [redirect_uri], "grant_types": grants,
+                   "response_types": ["code"], "token_endpoint_auth_method": wanted,
+                   # SEP-837: a loopback redirect means a native application
+                   "application_type": "native" if host in ("127.0.0.1", "::1", "localhost") else "web"}
+        _log.debug("OAuth: registering at %s", endpoint)
+        status, _, body = self._http("POST", endpoint, _dumps(request).encode("ascii"),
+                                     {"Content-Type": "application/json"})
+        try:
+            doc = json.loads(body)
+        except ValueError:
+            doc = None
+        if status not in (200, 201) or not isinstance(doc, dict) or not doc.get("client_id"):
+            raise AuthError("OAuth: dynamic client registration at %s failed with HTTP %s: %s; pass "
+                            "OAuth(client_id=...) instead" % (endpoint, status, _shorten(
+                                body.decode("utf-8", "replace"), 200)))
+        secret = doc.get("client_secret")
+        client = {"client_id": doc["client_id"], "client_secret": secret,
+                  "method": doc.get("token_endpoint_auth_method") or self._auth_method(supported, secret)}
+        self._clients[issuer] = client
+        return client
+
+    def _auth_method(self, supported, secret):
+        if self.token_endpoint_auth_method:
+            return self.token_endpoint_auth_method
+        if self.private_key is not None:
+            return "private_key_jwt"
+        if not secret:
+            return "none"
+        if supported is None:
+            return "client_secret_basic"  # the RFC 8414 default
+        for method in ("client_secret_basic", "client_secret_post", "none"):
+            if method in supported:
+                return method
+        return "client_secret_basic"
+
+    def _authenticate(self, client, params, headers, audience):
+        """Add the client's credentials to a token request."""
+        import urllib.parse
+        method = client.get("method")
+        if method == "private_key_jwt":
+            if self.private_key is None:
+                raise AuthError("OAuth: private_key_jwt needs OAuth(private_key=...)")
+            now = int(time.time())
+            claims = {"iss": client["client_id"], "sub": client["client_id"], "aud": audience, "iat": now,
+                      "exp": now + 300, "jti": _b64url(os.urandom(16))}
+            params["client_assertion_type"] = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+            params["client_assertion"] = _jwt_es256(claims, self.private_key)
+        elif method == "client_secret_basic" and client.get("client_secret"):
+            pair = "%s:%s" % (urllib.parse.quote(client["client_id"], safe=""),
+                              urllib.parse.quote(client["client_secret"], safe=""))
+            headers["Authorization"] = "Basic " + base64.b64encode(pair.encode("utf-8")).decode("ascii")
+        elif method == "client_secret_post" and client.get("client_secret"):
+            params["client_id"], params["client_secret"] = client["client_id"], client["client_secret"]
+        else:
+            params["client_id"] = client["client_id"]
+
+    def _token(self, meta, client, params, issuer, what="token request"):
+        headers = {}
+        self._authenticate(client, params, headers, issuer)
+        endpoint = meta.get("token_endpoint")
+        if not endpoint:
+            raise AuthError("OAuth: the authorization server metadata of %s has no token_endpoint" % issuer)
+        return self._post_form(endpoint, params, headers, what)
+
+    def _authorization_code(self, meta, issuer, resource, scope):
+        import hashlib
+        import secrets
+        import urllib.parse
+        if not meta.get("_fallback") and "S256" not in (meta.get("code_challenge_methods_supported") or []):
+            raise AuthError("OAuth: the authorization server %s does not advertise PKCE S256 support "
+                            "(code_challenge_methods_supported is %r); refusing to authorize without PKCE"
+                            % (issuer, meta.get("code_challenge_methods_supported")))
+        if not meta.get("authorization_endpoint"):
+            raise AuthError("OAuth: the authorization server metadata of %s has no authorization_endpoint" % issuer)
+        listener = None
+        redirect_uri = self.redirect_uri
+        if self.authorize is None:
+            listener = _LoopbackListener()
+            redirect_uri = redirect_uri or listener.uri
+        redirect_uri = redirect_uri or "http://127.0.0.1/callback"
+        try:
+            client = self._client(meta, issuer, redirect_uri)
+            verifier = _b64url(secrets.token_bytes(32))
+            state_value = secrets.token_urlsafe(24)
+            query = {"response_type": "code", "client_id": client["client_id"], "redirect_uri": redirect_uri,
+                     "code_challenge": _b64url(hashlib.sha256(verifier.encode("ascii")).digest()),
+                     "code_challenge_method": "S256", "state": state_value}
+            if scope:
+                query["scope"] = " ".join(scope)
+            query["resource"] = resource
+            endpoint = meta["authorization_endpoint"]
+            url = endpoint + ("&" if "?" in endpoint else "?") + urllib.parse.urlencode(query)
+            if listener is not None:
+                redirect = listener.wait(url, self.open_browser, self.timeout * 10)
+            else:
+                redirect = self.authorize(url)
+        finally:
+            if listener is not None:
+                listener.close()
+        answer = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(redirect or "").query))
+        if answer.get("state") != state_value:
+            raise AuthError("OAuth: the authorization response's state does not match the request; "
+                            "discarding it (a forged or stale redirect)")
+        if "iss" in answer or meta.get("authorization_response_iss_parameter_supported"):
+            if answer.get("iss") != issuer:
+                raise AuthError("OAuth: the authorization response came from issuer %r, expected %r (RFC 9207); "
+                                "discarding it" % (answer.get("iss"), issuer))
+        if answer.get("error"):
+            raise AuthError("OAuth: authorization was refused: %s%s" % (answer["error"], " (%s)" % answer[
+                "error_description"] if answer.get("error_description") else ""), answer["error"],
+                answer.get("error_description"))
+        if not answer.get("code"):
+            raise AuthError("OAuth: the authorization response has no code: %s" % _shorten(redirect or "", 200))
+        params = {"grant_type": "authorization_code", "code": answer["code"], "redirect_uri": redirect_uri,
+                  "code_verifier": verifier, "resource": resource}
+        tokens = self._token(meta, client, params, issuer)
+        tokens["_client"] = client
+        return tokens
+
+    def _client_credentials(self, meta, issuer, resource, scope):
+        if not self.client_id:
+            raise AuthError("OAuth: the client_credentials grant needs OAuth(client_id=..., client_secret=... or "
+                            "private_key=...)")
+        client = {"client_id": self.client_id, "client_secret": self.client_secret,
+                  "method": self._auth_method(meta.get("token_endpoint_auth_methods_supported"), self.client_secret)}
+        params = {"grant_type": "client_credentials", "resource": resource}
+        if scope:
+            params["scope"] = " ".join(scope)
+        tokens = self._token(meta, client, params, issuer)
+        tokens["_client"] = client
+        return tokens
+
+    def _cross_app(self, meta, issuer, resource, scope):
+        if not (self.id_token and self.idp_token_endpoint and self.client_id):
+            raise AuthError("OAuth: cross-app access needs OAuth(id_token=..., idp_token_endpoint=..., "
+                            "client_id=..., client_secret=...)")
+        params = {"grant_type": _GRANT_TOKEN_EXCHANGE,
+                  "requested_token_type": "urn:ietf:params:oauth:token-type:id-jag",
+                  "subject_token": self.id_token, "subject_token_type": "urn:ietf:params:oauth:token-type:id_token",
+                  "audience": issuer, "resource": resource}
+        if scope:
+            params["scope"] = " ".join(scope)
+        headers = {}
+        idp_client = {"client_id": self.idp_client_id or self.client_id, "client_secret": self.idp_client_secret,
+                      "method": "client_secret_basic" if self.idp_client_secret else "none"}
+        self._authenticate(idp_client, params, headers, self.idp_token_endpoint)
+        grant = self._post_form(self.idp_token_endpoint, params, headers, "token exchange")
+        if not grant.get("access_token"):
+            raise AuthError("OAuth: the identity provider's token exchange at %s returned no ID-JAG"
+                            % self.idp_token_endpoint)
+        client = {"client_id": self.client_id, "client_secret": self.client_secret,
+                  "method": self._auth_method(meta.get("token_endpoint_auth_methods_supported"), self.client_secret)}
+        params = {"grant_type": _GRANT_JWT_BEARER, "assertion": grant["access_token"], "resource": resource}
+        if scope:
+            params["scope"] = " ".join(scope)
+        tokens = self._token(meta, client, params, issuer, "JWT bearer grant")
+        tokens["_client"] = client
+        return tokens
+
+    def _refresh(self, server_url, state):
+        tokens = state.get("tokens") or {}
+        resource, prm, issuer, meta = self._discover(server_url, {})
+        client = state.get("client") or self._clients.get(issuer) or {
+            "client_id": self.client_id or self.client_metadata_url, "client_secret": self.client_secret,
+            "method": self._auth_method(meta.get("token_endpoint_auth_methods_supported"), self.client_secret)}
+        params = {"grant_type": "refresh_token", "refresh_token": tokens.get("refresh_token"),
+                  "resource": resource}
+        try:
+            answer = self._token(meta, client, params, issuer, "token refresh")
+        except AuthError:
+            state["tokens"] = {}
+            raise
+        self._take(state, answer, state.get("scope") or [], issuer, resource)
+        self._save()
+
+    def _save(self):
+        if not self.token_store:
+            return
+        data = _dumps({"resources": self._state, "clients": self._clients}).encode("ascii")
+        tmp = self.token_store + ".tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, self.token_store)
+
+
+class _LoopbackListener(object):
+    """The browser step: a one-shot HTTP server on 127.0.0.1 catching the redirect."""
+
+    def __init__(self, port=0):
+        import http.server
+        listener = self
+        self.redirect = None
+        self.done = threading.Event()
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                if not self.path.startswith("/callback"):
+                    self.send_error(404)
+                    return
+                listener.redirect = "http://127.0.0.1:%d%s" % (listener.port, self.path)
+                listener.done.set()
+                page = b"<html><body>Authorization finished; you can close this window.</body></html>"
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
+                self.send_header("Content-Length", str(len(page)))
+                self.end_headers()
+                self.wfile.write(page)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.HTTPServer(("127.0.0.1", port), Handler)
+        self.port = self.server.server_address[1]
+        self.uri = "http://127.0.0.1:%d/callback" % self.port
+        self.thread = threading.Thread(target=self.server.serve_forever, name="mcp_min-oauth-callback",
+                                       daemon=True)
+        self.thread.start()
+
+    def wait(self, url, open_browser, timeout):
+        print("mcp_min: authorize in your browser: %s" % url, file=sys.stderr, flush=True)
+        if open_browser:
+            import webbrowser
+            webbrowser.open(url)
+        if not self.done.wait(timeout):
+            raise AuthError("OAuth: no authorization redirect reached %s within %.0f s" % (self.uri, timeout))
+        return self.redirect
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
 
 
 # ---------------------------------------------------------------------------
@@ -1873,6 +2596,8 @@ class Client(object):
         client_info: the ``{"name", "version"}`` we introduce ourselves with.
         probe_timeout: seconds to wait for ``server/discover`` before deciding
             the server predates 2026-07-28.
+        auth: an ``OAuth`` object: authorize with OAuth 2.1 when an HTTP
+            server answers 401 (or 403 insufficient_scope).
 
     Raises ConnectionClosed when the server cannot be started or reached,
     RequestTimeout when it does not answer in time, McpError otherwise.
@@ -1880,10 +2605,10 @@ class Client(object):
 
     def __init__(self, server, timeout=DEFAULT_TIMEOUT, protocol_version="auto", env=None, inherit_env=False,
                  cwd=None, headers=None, roots=None, sampling=None, elicitation=None, on_log=None,
-                 on_notification=None, on_stderr=None, client_info=None, probe_timeout=PROBE_TIMEOUT):
+                 on_notification=None, on_stderr=None, client_info=None, probe_timeout=PROBE_TIMEOUT, auth=None):
         if isinstance(server, str) and server.split("://", 1)[0].lower() in ("http", "https"):
             def make_transport():
-                return _HttpTransport(server, headers, timeout)
+                return _with_auth(_HttpTransport(server, headers, timeout), auth)
         else:
             argv = shlex.split(server) if isinstance(server, str) else list(server)
 
@@ -2137,6 +2862,9 @@ def _cli_parser():
     p.add_argument("--server", help="the server's name in --config")
     p.add_argument("--trace", action="store_true", help="log every JSON-RPC message to stderr")
     p.add_argument("--json", action="store_true", help="print raw JSON")
+    p.add_argument("--oauth", action="store_true", help="authorize with OAuth 2.1 in a browser when asked")
+    p.add_argument("--client-id", help="pre-registered OAuth client id (implies --oauth)")
+    p.add_argument("--client-secret", help="its OAuth client secret")
     p.add_argument("--version", action="version", version="mcp_min " + __version__)
     return p
 
@@ -2240,8 +2968,10 @@ def main(argv=None):
                                     " " + message if message else ""), file=sys.stderr, flush=True)
 
     try:
+        auth = OAuth(client_id=opts.client_id, client_secret=opts.client_secret) if (
+            opts.oauth or opts.client_id) else None
         with Client(server, timeout=opts.timeout, protocol_version=opts.protocol_version, env=env,
-                    inherit_env=opts.inherit_env, headers=headers) as client:
+                    inherit_env=opts.inherit_env, headers=headers, auth=auth) as client:
             cmd, args = opts.command, opts.args
             if cmd == "info":
                 info = {"server": client.server_info, "protocol_version": client.protocol_version,

@@ -1510,3 +1510,484 @@ def test_stateless_messages_match_the_schema(fake, tmp_path):
     kinds = _check_sent(check, received(tmp_path))
     assert {"server/discover", "tools/call", "tools/list", "resources/read", "subscriptions/listen",
             "notifications/cancelled"} <= kinds
+# OAuth
+# ---------------------------------------------------------------------------
+
+import base64 as _b64  # noqa: E402
+import hashlib as _hashlib  # noqa: E402
+import itertools  # noqa: E402
+import stat as _stat  # noqa: E402
+import urllib.parse as _up  # noqa: E402
+
+from mcp_min import AuthError, AuthRequired, OAuth  # noqa: E402
+
+
+class OAuthWorld(object):
+    """One in-process HTTP server playing a 2025-11-25 MCP server (POST /mcp, bearer tokens)
+    and its authorization server.  ``cfg`` keys:
+      prm: path of the protected resource metadata (None: none), prm_in_header, prm_resource,
+      scopes_supported (PRM), challenge_scope, issuer_path ("" or "/t1"), as_meta_path (None: none),
+      as_issuer (override), pkce (list or None), registration (bool), as_scopes, cimd,
+      call_scope (tools/call needs these scopes, else 403), always_403, expires_in, refresh,
+      auth_methods, iss_param ("good", "bad", None)."""
+
+    def __init__(self, **cfg):
+        self.cfg = dict(prm="/.well-known/oauth-protected-resource/mcp", prm_in_header=True, issuer_path="",
+                        as_meta_path="/.well-known/oauth-authorization-server", pkce=["S256"], registration=True,
+                        expires_in=3600, refresh=False, auth_methods=["none"])
+        self.cfg.update(cfg)
+        self.log = []  # (method, path, detail)
+        self.tokens = {}  # access token -> scopes
+        self.refresh_tokens = {}
+        self.challenges = {}  # code -> (challenge, scopes)
+        self.counter = itertools.count(1)
+        world = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def _send(self, status, obj=None, headers=None):
+                body = json.dumps(obj).encode() if obj is not None else b""
+                self.send_response(status)
+                for k, v in (headers or {}).items():
+                    self.send_header(k, v)
+                if obj is not None:
+                    self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_GET(self):
+                path = self.path.split("?")[0]
+                world.log.append(("GET", path, None))
+                doc = world.get_doc(path)
+                self._send(200, doc) if doc is not None else self._send(404, {"error": "not_found"})
+
+            def do_POST(self):
+                path = self.path.split("?")[0]
+                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if path == "/mcp":
+                    status, obj, headers = world.mcp(json.loads(raw), self.headers.get("Authorization"))
+                elif path in ("/token", world.cfg["issuer_path"] + "/token"):
+                    form = dict(_up.parse_qsl(raw.decode()))
+                    world.log.append(("POST", "/token", dict(form, _auth=self.headers.get("Authorization"))))
+                    status, obj, headers = world.token(form)
+                elif path in ("/register", world.cfg["issuer_path"] + "/register") and world.cfg["registration"]:
+                    world.log.append(("POST", "/register", json.loads(raw)))
+                    status, obj, headers = 201, {"client_id": "dyn-client"}, None
+                else:
+                    status, obj, headers = 404, {"error": "not_found"}, None
+                self._send(status, obj, headers)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.base = "http://127.0.0.1:%d" % self.server.server_address[1]
+        self.url = self.base + "/mcp"
+        self.issuer = self.base + self.cfg["issuer_path"]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+    def paths(self, method="GET"):
+        return [p for m, p, _ in self.log if m == method]
+
+    def posts(self, path):
+        return [d for m, p, d in self.log if m == "POST" and p == path]
+
+    def get_doc(self, path):
+        c = self.cfg
+        if c["prm"] and path == c["prm"]:
+            doc = {"resource": c.get("prm_resource") or self.url, "authorization_servers": [self.issuer]}
+            if c.get("scopes_supported"):
+                doc["scopes_supported"] = c["scopes_supported"]
+            return doc
+        if c["as_meta_path"] and path == c["as_meta_path"]:
+            ip = c["issuer_path"]
+            doc = {"issuer": c.get("as_issuer") or self.issuer, "authorization_endpoint": self.issuer + "/authorize",
+                   "token_endpoint": self.issuer + "/token", "response_types_supported": ["code"],
+                   "token_endpoint_auth_methods_supported": c["auth_methods"]}
+            if c["registration"]:
+                doc["registration_endpoint"] = self.base + ip + "/register"
+            if c["pkce"] is not None:
+                doc["code_challenge_methods_supported"] = c["pkce"]
+            if c.get("as_scopes"):
+                doc["scopes_supported"] = c["as_scopes"]
+            if c.get("cimd"):
+                doc["client_id_metadata_document_supported"] = True
+            if c.get("iss_param"):
+                doc["authorization_response_iss_parameter_supported"] = True
+            return doc
+        return None
+
+    def challenge(self, status, scope=None):
+        parts = []
+        if scope:
+            parts.append('scope="%s"' % scope)
+        if self.cfg["prm_in_header"] and self.cfg["prm"]:
+            parts.append('resource_metadata="%s%s"' % (self.base, self.cfg["prm"]))
+        if status == 403:
+            parts.append('error="insufficient_scope"')
+        return {"WWW-Authenticate": "Bearer " + ", ".join(parts)}
+
+    def mcp(self, msg, authorization):
+        self.log.append(("POST", "/mcp", {"method": msg.get("method"), "auth": authorization}))
+        token = authorization[7:] if authorization and authorization.startswith("Bearer ") else None
+        if token not in self.tokens:
+            return 401, {"error": "invalid_token"}, self.challenge(401, self.cfg.get("challenge_scope"))
+        method = msg.get("method")
+        if self.cfg.get("always_403") and method not in ("initialize", "server/discover") and \
+                not method.startswith("notifications/"):
+            return 403, {"error": "insufficient_scope"}, self.challenge(403, self.cfg["always_403"])
+        if method == "tools/call" and self.cfg.get("call_scope"):
+            need = self.cfg["call_scope"].split()
+            if not all(s in self.tokens[token] for s in need):
+                return 403, {"error": "insufficient_scope"}, self.challenge(403, self.cfg["call_scope"])
+        if "id" not in msg:
+            return 202, None, None
+        if method == "initialize":
+            result = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                      "serverInfo": {"name": "oauth-fake", "version": "1"}}
+        elif method == "tools/list":
+            result = {"tools": [{"name": "whoami", "inputSchema": {"type": "object"}}]}
+        elif method == "tools/call":
+            result = {"content": [{"type": "text", "text": " ".join(self.tokens[token])}]}
+        else:
+            return 200, {"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": "no"}}, None
+        return 200, {"jsonrpc": "2.0", "id": msg["id"], "result": result}, None
+
+    def token(self, form):
+        grant = form.get("grant_type")
+        if grant == "authorization_code":
+            challenge, scopes = self.challenges.pop(form.get("code"), (None, None))
+            verifier = form.get("code_verifier", "")
+            digest = _b64.urlsafe_b64encode(_hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+            if challenge is None or digest != challenge:
+                return 400, {"error": "invalid_grant", "error_description": "PKCE check failed"}, None
+        elif grant == "refresh_token":
+            scopes = self.refresh_tokens.pop(form.get("refresh_token"), None)
+            if scopes is None:
+                return 400, {"error": "invalid_grant"}, None
+        else:
+            scopes = form.get("scope", "").split()
+        n = next(self.counter)
+        token = "tok-%d" % n
+        self.tokens[token] = scopes
+        answer = {"access_token": token, "token_type": "Bearer", "expires_in": self.cfg["expires_in"]}
+        if self.cfg["refresh"]:
+            self.refresh_tokens["ref-%d" % n] = scopes
+            answer["refresh_token"] = "ref-%d" % n
+        return 200, answer, None
+
+    def user(self, seen=None, state=None, iss="good"):
+        """The callback form of the user step: approve whatever is asked."""
+        def authorize(url):
+            query = dict(_up.parse_qsl(_up.urlsplit(url).query))
+            if seen is not None:
+                seen.append(query)
+            code = "code-%d" % next(self.counter)
+            self.challenges[code] = (query.get("code_challenge"), query.get("scope", "").split())
+            out = {"code": code, "state": state if state is not None else query["state"]}
+            if self.cfg.get("iss_param") and iss:
+                out["iss"] = self.issuer if iss == "good" else "http://evil.example"
+            return query["redirect_uri"] + "?" + _up.urlencode(out)
+        return authorize
+
+
+@pytest.fixture
+def oauth_world():
+    worlds = []
+
+    def make(**cfg):
+        worlds.append(OAuthWorld(**cfg))
+        return worlds[-1]
+    yield make
+    for w in worlds:
+        w.close()
+
+
+def test_oauth_full_flow_from_www_authenticate(oauth_world, caplog):
+    w = oauth_world(challenge_scope="mcp:basic")
+    seen = []
+    caplog.set_level(logging.DEBUG, logger="mcp_min")
+    with Client(w.url, auth=OAuth(authorize=w.user(seen), client_name="t")) as c:
+        assert c.call("whoami") == "mcp:basic"
+    assert w.paths("GET")[:2] == ["/.well-known/oauth-protected-resource/mcp",
+                                  "/.well-known/oauth-authorization-server"]
+    (query,) = seen
+    assert query["resource"] == w.url and query["scope"] == "mcp:basic"
+    assert query["code_challenge_method"] == "S256" and query["client_id"] == "dyn-client"
+    (reg,) = w.posts("/register")
+    assert reg["redirect_uris"] == [query["redirect_uri"]] and "refresh_token" in reg["grant_types"]
+    assert reg["application_type"] == "native"
+    (tok,) = w.posts("/token")
+    assert tok["resource"] == w.url and tok["grant_type"] == "authorization_code"
+    # Tokens, codes and verifiers never reach the log.
+    text = caplog.text
+    assert "OAuth:" in text and "Authorization" in text  # the trace is there...
+    assert "tok-" not in text and tok["code_verifier"] not in text and tok["code"] not in text  # ...redacted
+
+
+def test_oauth_prm_path_based_then_root(oauth_world):
+    w = oauth_world(prm="/.well-known/oauth-protected-resource", prm_in_header=False, prm_resource=None)
+    w.cfg["prm_resource"] = w.base  # a root PRM names the origin as the resource
+    with Client(w.url, auth=OAuth(authorize=w.user())) as c:
+        assert c.call("whoami") == ""
+    assert w.paths("GET")[:2] == ["/.well-known/oauth-protected-resource/mcp",
+                                  "/.well-known/oauth-protected-resource"]
+    assert w.posts("/token")[0]["resource"] == w.base
+
+
+@pytest.mark.parametrize("meta_path", ["/.well-known/oauth-authorization-server/t1",
+                                       "/.well-known/openid-configuration/t1",
+                                       "/t1/.well-known/openid-configuration"])
+def test_oauth_as_metadata_locations_with_path(oauth_world, meta_path):
+    w = oauth_world(issuer_path="/t1", as_meta_path=meta_path)
+    with Client(w.url, auth=OAuth(authorize=w.user())) as c:
+        c.list_tools()
+    order = ["/.well-known/oauth-authorization-server/t1", "/.well-known/openid-configuration/t1",
+             "/t1/.well-known/openid-configuration"]
+    gets = w.paths("GET")
+    assert gets[1:1 + order.index(meta_path) + 1] == order[:order.index(meta_path) + 1]
+    assert "/.well-known/oauth-authorization-server" not in gets
+
+
+def test_oauth_openid_configuration_without_path(oauth_world):
+    w = oauth_world(as_meta_path="/.well-known/openid-configuration")
+    with Client(w.url, auth=OAuth(authorize=w.user())) as c:
+        c.list_tools()
+    assert w.paths("GET")[1:3] == ["/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"]
+
+
+def test_oauth_2025_03_26_default_endpoints(oauth_world):
+    w = oauth_world(prm=None, as_meta_path=None)
+    with Client(w.url, auth=OAuth(authorize=w.user())) as c:
+        c.list_tools()
+    assert "/.well-known/oauth-authorization-server" in w.paths("GET")
+    assert len(w.posts("/register")) == 1 and len(w.posts("/token")) == 1
+
+
+def test_oauth_refuses_mismatched_resource(oauth_world):
+    w = oauth_world(prm_resource="https://evil.example.com/mcp")
+    seen = []
+    with pytest.raises(AuthError, match="evil.example.com"):
+        Client(w.url, auth=OAuth(authorize=w.user(seen)))
+    assert seen == [] and w.posts("/token") == []
+
+
+def test_oauth_refuses_without_pkce_support(oauth_world):
+    w = oauth_world(pkce=None)
+    seen = []
+    with pytest.raises(AuthError, match="PKCE"):
+        Client(w.url, auth=OAuth(authorize=w.user(seen)))
+    assert seen == []
+
+
+def test_oauth_refuses_metadata_issuer_mismatch(oauth_world):
+    w = oauth_world(as_issuer="http://127.0.0.1:1/other")
+    with pytest.raises(AuthError, match="issuer"):
+        Client(w.url, auth=OAuth(authorize=w.user()))
+
+
+def test_oauth_state_and_iss_checked(oauth_world):
+    w = oauth_world()
+    with pytest.raises(AuthError, match="state"):
+        Client(w.url, auth=OAuth(authorize=w.user(state="forged")))
+    w2 = oauth_world(iss_param=True)
+    with pytest.raises(AuthError, match="RFC 9207"):
+        Client(w2.url, auth=OAuth(authorize=w2.user(iss="bad")))
+    with pytest.raises(AuthError, match="RFC 9207"):
+        Client(w2.url, auth=OAuth(authorize=w2.user(iss=None)))
+    with Client(w2.url, auth=OAuth(authorize=w2.user())) as c:
+        c.list_tools()
+    assert w.posts("/token") == [] and len(w2.posts("/token")) == 1
+
+
+def test_oauth_step_up_then_retry_limit(oauth_world):
+    w = oauth_world(challenge_scope="mcp:basic", call_scope="mcp:basic mcp:write")
+    seen = []
+    with Client(w.url, auth=OAuth(authorize=w.user(seen))) as c:
+        assert c.call("whoami") == "mcp:basic mcp:write"
+    assert [q["scope"] for q in seen] == ["mcp:basic", "mcp:basic mcp:write"]
+    w2 = oauth_world(challenge_scope="mcp:admin", always_403="mcp:admin")
+    seen = []
+    with Client(w2.url, auth=OAuth(authorize=w2.user(seen))) as c:
+        with pytest.raises(AuthRequired) as info:
+            c.list_tools()
+        assert info.value.status == 403 and info.value.scope == "mcp:admin"
+    assert len(seen) == 1  # the same scope again would not help: no loop
+
+
+def test_oauth_refresh_token_used_when_expired(oauth_world):
+    w = oauth_world(expires_in=0, refresh=True, as_scopes=["mcp:basic", "offline_access"],
+                    scopes_supported=["mcp:basic"])
+    seen = []
+    with Client(w.url, auth=OAuth(authorize=w.user(seen))) as c:
+        c.list_tools()
+        c.list_tools(refresh=True)
+    assert seen[0]["scope"] == "mcp:basic offline_access" and len(seen) == 1
+    grants = [t["grant_type"] for t in w.posts("/token")]
+    assert grants[0] == "authorization_code" and "refresh_token" in grants[1:]
+    assert all(t["resource"] == w.url for t in w.posts("/token"))
+
+
+def test_oauth_offline_access_only_when_offered_and_scope_omitted(oauth_world):
+    w = oauth_world()
+    seen = []
+    with Client(w.url, auth=OAuth(authorize=w.user(seen))) as c:
+        c.list_tools()
+    assert "scope" not in seen[0]
+
+
+def test_oauth_token_store_is_private_and_reused(oauth_world, tmp_path):
+    w = oauth_world()
+    store = str(tmp_path / "tokens.json")
+    with Client(w.url, auth=OAuth(authorize=w.user(), token_store=store)) as c:
+        c.list_tools()
+    assert _stat.S_IMODE(os.stat(store).st_mode) == 0o600
+    seen = []
+    with Client(w.url, auth=OAuth(authorize=w.user(seen), token_store=store)) as c:
+        c.list_tools()
+    assert seen == [] and len(w.posts("/token")) == 1
+
+
+def test_oauth_client_registration_choices(oauth_world):
+    # Pre-registered with a secret: client_secret_basic when offered, else client_secret_post.
+    for methods, expect in ((["client_secret_basic"], "basic"), (["client_secret_post"], "post")):
+        w = oauth_world(registration=False, auth_methods=methods)
+        with Client(w.url, auth=OAuth(client_id="pre id", client_secret="s:cret", authorize=w.user())) as c:
+            c.list_tools()
+        (tok,) = w.posts("/token")
+        if expect == "basic":
+            assert tok["_auth"] == "Basic " + _b64.b64encode(b"pre%20id:s%3Acret").decode()
+            assert "client_secret" not in tok
+        else:
+            assert tok["client_secret"] == "s:cret" and tok["_auth"] is None
+    # CIMD when the server supports it: the URL is the client_id, no registration.
+    w = oauth_world(cimd=True)
+    seen = []
+    with Client(w.url, auth=OAuth(client_metadata_url="https://app.example/client.json",
+                                  authorize=w.user(seen))) as c:
+        c.list_tools()
+    assert seen[0]["client_id"] == "https://app.example/client.json" and w.posts("/register") == []
+    # Neither: a clear error.
+    w = oauth_world(registration=False)
+    with pytest.raises(AuthError, match="client_id"):
+        Client(w.url, auth=OAuth(authorize=w.user()))
+
+
+# RFC 6979 A.2.5: ECDSA, P-256, SHA-256, deterministic nonces.
+RFC6979_KEY = 0xC9AFA9D845BA75166B5C215767B1D6934E50C3DB36E89B127B8A622B120F6721
+RFC6979_PUB = (0x60FED4BA255A9D31C961EB74C6356D68C049B8923B61FA6CE669622E60F29FB6,
+               0x7903FE1008B8BC99A41AE9E95628BC64F2F1B20C2D7E9F5177A3C294D4462299)
+RFC6979_SIGS = {
+    b"sample": (0xEFD48B2AACB6A8FD1140DD9CD45E81D69D2C877B56AAF991C34D0EA84EAF3716,
+                0xF7CB1C942D657C41D436C7A1B6E29F65F3E900DBB9AFF4064DC4AB2F843ACDA8),
+    b"test": (0xF1ABB023518351CD71D881567B1EA663ED3EFCF6C5132B354F28D3B0B7D38367,
+              0x019F4113742A2B14BD25926B49C649155F267E60D3814B4C0CC84250E46F0083),
+}
+P256_N = 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551
+
+
+def _p256_verify(pub, message, r, s):
+    """Independent ECDSA verification with Jacobian arithmetic (not the module's affine code)."""
+    p = 0xFFFFFFFF00000001000000000000000000000000FFFFFFFFFFFFFFFFFFFFFFFF
+    g = (0x6B17D1F2E12C4247F8BCE6E563A440F277037D812DEB33A0F4A13945D898C296,
+         0x4FE342E2FE1A7F9B8EE7EB4A7C0F9E162BCE33576B315ECECBB6406837BF51F5, 1)
+
+    def double(P):
+        x, y, z = P
+        if not y:
+            return (0, 1, 0)
+        ysq = y * y % p
+        s4 = 4 * x * ysq % p
+        m = 3 * (x - z * z) * (x + z * z) % p  # a = -3
+        nx = (m * m - 2 * s4) % p
+        return nx, (m * (s4 - nx) - 8 * ysq * ysq) % p, 2 * y * z % p
+
+    def add(P, Q):
+        if not P[2]:
+            return Q
+        if not Q[2]:
+            return P
+        z1z1, z2z2 = P[2] * P[2] % p, Q[2] * Q[2] % p
+        u1, u2 = P[0] * z2z2 % p, Q[0] * z1z1 % p
+        s1, s2 = P[1] * Q[2] * z2z2 % p, Q[1] * P[2] * z1z1 % p
+        if u1 == u2:
+            return double(P) if s1 == s2 else (0, 1, 0)
+        h, rr = (u2 - u1) % p, (s2 - s1) % p
+        h2 = h * h % p
+        h3 = h * h2 % p
+        nx = (rr * rr - h3 - 2 * u1 * h2) % p
+        return nx, (rr * (u1 * h2 - nx) - s1 * h3) % p, h * P[2] * Q[2] % p
+
+    def mul(k, P):
+        R = (0, 1, 0)
+        for bit in bin(k)[2:]:
+            R = double(R)
+            if bit == "1":
+                R = add(R, P)
+        return R
+
+    if not (0 < r < P256_N and 0 < s < P256_N):
+        return False
+    e = int.from_bytes(_hashlib.sha256(message).digest(), "big")
+    w_ = pow(s, P256_N - 2, P256_N)
+    X = add(mul(e * w_ % P256_N, g), mul(r * w_ % P256_N, (pub[0], pub[1], 1)))
+    if not X[2]:
+        return False
+    x = X[0] * pow(X[2] * X[2], p - 2, p) % p
+    return x % P256_N == r
+
+
+def test_es256_matches_rfc6979_vectors():
+    assert mcp_min._ec_mul(RFC6979_KEY, mcp_min._P256_G) == RFC6979_PUB
+    for message, expected in RFC6979_SIGS.items():
+        assert mcp_min._es256_sign(RFC6979_KEY, message) == expected
+        assert _p256_verify(RFC6979_PUB, message, *expected)
+        assert not _p256_verify(RFC6979_PUB, message + b"!", *expected)
+
+
+# The RFC 6979 A.2.5 key as PKCS#8 and SEC1 PEM (DER assembled by hand, public key included).
+def _pem(label, der):
+    return "-----BEGIN %s-----\n%s\n-----END %s-----\n" % (label, _b64.b64encode(der).decode(), label)
+
+
+def _sec1_der():
+    pub = b"\x04" + b"".join(v.to_bytes(32, "big") for v in RFC6979_PUB)
+    body = (b"\x02\x01\x01" + b"\x04\x20" + RFC6979_KEY.to_bytes(32, "big") +
+            b"\xa0\x0a\x06\x08\x2a\x86\x48\xce\x3d\x03\x01\x07" + b"\xa1\x44\x03\x42\x00" + pub)
+    return b"\x30" + bytes([len(body)]) + body
+
+
+def test_es256_jwt_from_pem_keys_verifies():
+    sec1 = _sec1_der()
+    algo = b"\x30\x13\x06\x07\x2a\x86\x48\xce\x3d\x02\x01\x06\x08\x2a\x86\x48\xce\x3d\x03\x01\x07"
+    inner = b"\x02\x01\x00" + algo + b"\x04\x81" + bytes([len(sec1)]) + sec1
+    pkcs8 = b"\x30\x81" + bytes([len(inner)]) + inner
+    for pem in (_pem("PRIVATE KEY", pkcs8), _pem("EC PRIVATE KEY", sec1)):
+        jwt = mcp_min._jwt_es256({"iss": "me"}, pem)
+        head, payload, sig = jwt.split(".")
+        raw = _b64.urlsafe_b64decode(sig + "==")
+        assert json.loads(_b64.urlsafe_b64decode(head + "==")) == {"alg": "ES256", "typ": "JWT"}
+        assert _p256_verify(RFC6979_PUB, ("%s.%s" % (head, payload)).encode(),
+                            int.from_bytes(raw[:32], "big"), int.from_bytes(raw[32:], "big"))
+    with pytest.raises(AuthError, match="P-256"):
+        mcp_min._ec_private_key("-----BEGIN PRIVATE KEY-----\nMAA=\n-----END PRIVATE KEY-----")
+
+
+def test_oauth_client_credentials_private_key_jwt(oauth_world):
+    w = oauth_world(auth_methods=["private_key_jwt"], scopes_supported=["svc"])
+    with Client(w.url, auth=OAuth(client_id="svc-client", private_key=_pem("EC PRIVATE KEY", _sec1_der()),
+                                  grant_type="client_credentials")) as c:
+        assert c.call("whoami") == "svc"
+    (tok,) = w.posts("/token")
+    assert tok["grant_type"] == "client_credentials" and tok["resource"] == w.url
+    assert tok["client_assertion_type"] == "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+    head, payload, sig = tok["client_assertion"].split(".")
+    claims = json.loads(_b64.urlsafe_b64decode(payload + "=="))
+    assert claims["iss"] == claims["sub"] == "svc-client" and claims["aud"] == w.issuer
+    raw = _b64.urlsafe_b64decode(sig + "==")
+    assert _p256_verify(RFC6979_PUB, ("%s.%s" % (head, payload)).encode(),
+                        int.from_bytes(raw[:32], "big"), int.from_bytes(raw[32:], "big"))
