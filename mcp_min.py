@@ -184,6 +184,7 @@ def _shorten(text, limit):
 # ---------------------------------------------------------------------------
 
 _dumps = json.JSONEncoder(separators=(",", ":")).encode  # ASCII only, so no raw newline can appear
+_loads = json.JSONDecoder().decode  # takes str; json.loads would also sniff the encoding of bytes
 
 
 def _encode_line(msg):
@@ -207,7 +208,7 @@ def _error_from(msg, method=None):
 
 
 def _trace(direction, msg):
-    text = _dumps(msg)
+    text = msg[:-1].decode("ascii") if isinstance(msg, bytes) else _dumps(msg)
     if len(text) > _TRACE_CHARS:
         text = _shorten(text, _TRACE_CHARS)
     _log.debug("%s %s", direction, text)
@@ -403,8 +404,8 @@ class _StdioTransport(object):
                     _log.warning("%s sent a message of over %d bytes; dropped it", self.name, dropped)
                     continue
                 try:
-                    msg = json.loads(line)
-                except ValueError:
+                    msg = _loads(line.decode("utf-8"))
+                except ValueError:  # UnicodeDecodeError included
                     if line.strip():  # blank lines and bare CRs are tolerated silently
                         _log.warning("%s wrote a line that is not JSON: %s", self.name,
                                      _shorten(repr(line), 200))
@@ -458,8 +459,8 @@ class _StdioTransport(object):
         return ConnectionClosed(text, code, tail, detail)
 
     # -- sending ---------------------------------------------------------
-    def send(self, msg, deadline=None, inline=False, headers=None):
-        data = _encode_line(msg)
+    def send(self, msg, deadline=None, inline=False, headers=None, data=None):
+        data = data or _encode_line(msg)
         lock = self._write_lock
         if not lock.acquire(True, -1 if deadline is None else max(deadline - time.monotonic(), 0)):
             raise RequestTimeout("%s is not reading its stdin" % self.name)
@@ -814,17 +815,18 @@ class _HttpTransport(object):
             self._conn_kwargs = {}
         return True
 
-    def send(self, msg, deadline=None, inline=False, headers=None):
+    def send(self, msg, deadline=None, inline=False, headers=None, data=None):
+        data = data or _encode_line(msg)
         if "id" in msg and "method" in msg:
             if inline:
-                self._exchange(msg, deadline, headers)
+                self._exchange(msg, deadline, headers, data)
             else:
-                threading.Thread(target=self._exchange, args=(msg, deadline, headers),
+                threading.Thread(target=self._exchange, args=(msg, deadline, headers, data),
                                  name="mcp_min-http-%s" % msg["id"], daemon=True).start()
             return
         # A notification or our answer to a server request: expect 202, nothing to read.
         try:
-            resp = self._post(self._headers(self._modern_headers(msg)), _dumps(msg).encode("ascii"), deadline)
+            resp = self._post(self._headers(self._modern_headers(msg)), data, deadline)
             resp.read()
             self._release(resp)
         except _HttpStatus as e:
@@ -843,13 +845,12 @@ class _HttpTransport(object):
             h.update(extra)
         return h
 
-    def _exchange(self, msg, deadline, extra):
+    def _exchange(self, msg, deadline, extra, data):
         """POST a request and deliver everything the answer carries to the sink."""
         rid = msg["id"]
         try:
             try:
-                resp = self._post(self._headers(self._modern_headers(msg, extra)),
-                                  _dumps(msg).encode("ascii"), deadline)
+                resp = self._post(self._headers(self._modern_headers(msg, extra)), data, deadline)
             except _HttpStatus as e:
                 if not self._deliver_error_body(e, rid):
                     raise e.error(self, msg["method"])
@@ -1156,18 +1157,18 @@ class _SseTransport(_HttpTransport):
                 error = ConnectionClosed("client closed the connection to %s" % self.name)
             self._sink._on_closed(error)
 
-    def send(self, msg, deadline=None, inline=False, headers=None):
+    def send(self, msg, deadline=None, inline=False, headers=None, data=None):
         if "id" in msg and "method" in msg and not inline:
-            threading.Thread(target=self._post, args=(msg, deadline), daemon=True).start()
+            threading.Thread(target=self._post_message, args=(msg, deadline, data), daemon=True).start()
         else:
-            self._post(msg, deadline)
+            self._post_message(msg, deadline, data)
 
-    def _post(self, msg, deadline):
+    def _post_message(self, msg, deadline, data):
         try:
             try:
                 h = self._headers(None)
                 h.pop("Mcp-Session-Id", None)
-                self._open("POST", h, _dumps(msg).encode("ascii"), deadline, self.endpoint).close()
+                self._open("POST", h, data or _encode_line(msg), deadline, self.endpoint).close()
             except _HttpStatus as e:
                 raise e.error(self, msg.get("method"))
         except McpError as e:
@@ -2021,7 +2022,8 @@ class _Session(object):
         self._subscriptions = {}  # listen request id -> Subscription
         self._cache = {}  # list method -> (expires, items)
         self._tool_headers = None  # tool name -> x-mcp-header paths (HTTP, 2026-07-28)
-        self._base_meta = None
+        self._base_meta = None  # our _meta in stateless mode (a dict), else None
+        self._meta_json = None  # the same, encoded once
         self._closed = False
         self._restart_lock = threading.Lock()
 
@@ -2036,10 +2038,15 @@ class _Session(object):
             caps["elicitation"] = {"form": {}}
         return caps
 
-    def _meta(self, version):
-        return {_META_PREFIX + "protocolVersion": version,
-                _META_PREFIX + "clientCapabilities": self.capabilities(True),
-                _META_PREFIX + "clientInfo": self.client_info}
+    def _use_meta(self, version):
+        """Stateless mode in ``version`` (every request carries our _meta), or None for the handshake era."""
+        if version is None:
+            self._base_meta = self._meta_json = None
+            return
+        self._base_meta = {_META_PREFIX + "protocolVersion": version,
+                           _META_PREFIX + "clientCapabilities": self.capabilities(True),
+                           _META_PREFIX + "clientInfo": self.client_info}
+        self._meta_json = _dumps(self._base_meta)
 
     # -- connecting -------------------------------------------------------------
     def connect(self, restart):
@@ -2064,7 +2071,7 @@ class _Session(object):
         """Ask ``server/discover``.  Returns the modern version chosen, a legacy
         version to shake hands with, or None (a handshake-era server)."""
         version = self.protocol_version if retried else MODERN_VERSIONS[0]
-        self._base_meta = self._meta(version)
+        self._use_meta(version)
         self.modern = self.transport.modern = True
         self.transport.protocol_version = version
         wait = max(deadline - time.monotonic(), 0) if pinned else min(self.probe_timeout, max(
@@ -2103,13 +2110,13 @@ class _Session(object):
     def _be_legacy(self):
         self.modern = self.transport.modern = False
         self.transport.protocol_version = None
-        self._base_meta = None
+        self._use_meta(None)
 
     def _choose(self, supported, discovered):
         for v in MODERN_VERSIONS:
             if v in supported:
                 self.protocol_version = self.transport.protocol_version = v
-                self._base_meta = self._meta(v)
+                self._use_meta(v)
                 if discovered is not None:
                     self._take_discovery(discovered)
                 return v
@@ -2167,17 +2174,13 @@ class _Session(object):
         rid = next(self._ids)
         if on_id is not None:
             on_id(rid)
-        if self._base_meta is not None:  # stateless: every request describes the client
-            params = dict(params) if params else {}
-            meta = dict(params.get("_meta") or ())
-            meta.update(self._base_meta)
-            params["_meta"] = meta
         if progress is not None:
             params = dict(params) if params else {}
             params["_meta"] = dict(params.get("_meta") or (), progressToken=rid)
         msg = {"jsonrpc": "2.0", "id": rid, "method": method}
         if params is not None:
             msg["params"] = params
+        data = self._encode(msg)
         timeout = self.timeout if timeout is None else None if timeout is _NO_TIMEOUT else timeout
         if raw:
             done = _plain_result
@@ -2189,10 +2192,10 @@ class _Session(object):
         with self._pending_lock:
             self._pending[rid] = fut
         if _log.isEnabledFor(logging.DEBUG):
-            _trace("->", msg)
+            _trace("->", data)
         try:
             self.transport.send(msg, fut._deadline, inline,
-                                self._param_headers(params) if method == "tools/call" else None)
+                                self._param_headers(params) if method == "tools/call" else None, data)
         except McpError as e:
             self._on_request_failed(rid, e)
         return fut
@@ -2207,9 +2210,29 @@ class _Session(object):
         msg = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             msg["params"] = params
+        data = _encode_line(msg)
         if _log.isEnabledFor(logging.DEBUG):
-            _trace("->", msg)
-        self.transport.send(msg, time.monotonic() + self.timeout)
+            _trace("->", data)
+        self.transport.send(msg, time.monotonic() + self.timeout, data=data)
+
+    def _encode(self, msg):
+        """A request as a line of bytes; in stateless mode with our ``_meta`` added.
+
+        The ``_meta`` block is the same on every request, so it is encoded once and
+        spliced in (most of a small request's bytes; encoding it each time showed up
+        in profiles)."""
+        meta_json = self._meta_json
+        if meta_json is None:
+            return _encode_line(msg)
+        params = msg.get("params")
+        if params and "_meta" in params:  # the caller's own _meta: merge (keys of ours win)
+            meta = dict(params["_meta"])
+            meta.update(self._base_meta)
+            return _encode_line(dict(msg, params=dict(params, _meta=meta)))
+        body = _dumps(params) if params else "{}"
+        body = "%s%s\"_meta\":%s}" % (body[:-1], "," if len(body) > 2 else "", meta_json)
+        return ('{"jsonrpc":"2.0","id":%s,"method":%s,"params":%s}\n' % (
+            _dumps(msg["id"]), _dumps(msg["method"]), body)).encode("ascii")
 
     def _restart_session(self, expired):
         """HTTP 404 on our session: the server forgot it.  Shake hands again, once for
