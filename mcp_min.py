@@ -269,6 +269,8 @@ class Future(object):
         if self._outcome is None:
             if self._msg is None:
                 self._wait(timeout)
+            if self.progress is not None:  # progress reported before the answer is seen before it
+                self._session._events.drain(self._deadline)
             self._outcome = self._settle(self._msg)
         value, error = self._outcome
         if error is not None:
@@ -1960,6 +1962,14 @@ class _Worker(object):
             except Exception:
                 _log.exception("callback %r failed", fn)
 
+    def drain(self, deadline=None):
+        """Wait (until ``deadline`` at most) for the callbacks queued so far to run."""
+        if self._thread is None or self._thread is threading.current_thread():
+            return
+        done = threading.Event()
+        self._queue.put((done.set, ()))
+        done.wait(None if deadline is None else max(deadline - time.monotonic(), 0))
+
     def stop(self):
         if self._thread is not None:
             self._queue.put(None)
@@ -2161,8 +2171,10 @@ class _Session(object):
         self.server_capabilities = result.get("capabilities") or {}
         self.server_info = result.get("serverInfo") or {}
         self.instructions = result.get("instructions")
-        self.notify("notifications/initialized")
+        # The GET stream first: servers announce things (tools/list_changed) as soon as
+        # they hear notifications/initialized, and need a stream to say them on.
         self.transport.connected()
+        self.notify("notifications/initialized")
 
     # -- sending ------------------------------------------------------------------
     def submit(self, method, params=None, timeout=None, progress=None, finish=None, inline=False,
@@ -2680,7 +2692,7 @@ class Client(object):
         return list(self._session.transport.stderr_tail)
 
     # -- tools -------------------------------------------------------------------
-    def call(self, name, arguments=None, timeout=None, progress=None, **kwargs):
+    def call(self, name, arguments=None, /, *, timeout=None, progress=None, **kwargs):
         """Call a tool and return its value.
 
         Arguments come as a dict, as keywords, or both (a tool argument called
@@ -2695,11 +2707,11 @@ class Client(object):
         """
         return self._tool_future(name, arguments, kwargs, timeout, progress, _tool_value, True).result()
 
-    def call_tool(self, name, arguments=None, timeout=None, progress=None):
+    def call_tool(self, name, arguments=None, /, *, timeout=None, progress=None):
         """Call a tool and return the raw CallToolResult dict (no ToolError)."""
         return self._tool_future(name, arguments, None, timeout, progress, None, True).result()
 
-    def submit(self, name, arguments=None, timeout=None, progress=None, **kwargs):
+    def submit(self, name, arguments=None, /, *, timeout=None, progress=None, **kwargs):
         """Start a tool call and return a Future at once; ``.result()`` gives what ``call`` would."""
         return self._tool_future(name, arguments, kwargs, timeout, progress, _tool_value, False)
 
@@ -2731,7 +2743,7 @@ class Client(object):
         """All prompts (every page)."""
         return self._session.list_all("prompts/list", "prompts", refresh)
 
-    def read_resource(self, uri, timeout=None):
+    def read_resource(self, uri, *, timeout=None):
         """Read a resource; returns the result dict (its ``contents`` list holds the data).
 
         Raises ResourceNotFound for an unknown URI."""
@@ -2742,7 +2754,7 @@ class Client(object):
                 raise ResourceNotFound(e.code, e.message, e.data, e.method)
             raise
 
-    def get_prompt(self, name, arguments=None, timeout=None, **kwargs):
+    def get_prompt(self, name, arguments=None, /, *, timeout=None, **kwargs):
         """Get a prompt with its arguments filled in; returns the result dict (``messages``)."""
         args = dict(arguments) if arguments else {}
         args.update(kwargs)
@@ -2784,7 +2796,7 @@ class Client(object):
                           "params={'_meta': {'io.modelcontextprotocol/logLevel': level}}))")
         self._session.request("logging/setLevel", {"level": level})
 
-    def ping(self, timeout=None):
+    def ping(self, *, timeout=None):
         """Check the server answers (2026-07-28 has no ping: server/discover stands in)."""
         self._session.request("server/discover" if self._session.modern else "ping", None, timeout)
 
@@ -2818,11 +2830,11 @@ class Client(object):
                            % (method, self._session.protocol_version, instead))
 
     # -- raw access ------------------------------------------------------------
-    def request(self, method, params=None, timeout=None, progress=None):
+    def request(self, method, params=None, *, timeout=None, progress=None):
         """Send any request and return its raw result dict."""
         return self._session.request(method, params, timeout, progress)
 
-    def submit_request(self, method, params=None, timeout=None, progress=None):
+    def submit_request(self, method, params=None, *, timeout=None, progress=None):
         """Send any request and return a Future of its raw result dict."""
         return self._session.submit(method, params, timeout, progress)
 

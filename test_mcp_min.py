@@ -549,6 +549,31 @@ def test_progress_log_and_notifications(fake):
     assert notes == ["notifications/tools/list_changed"]
 
 
+def test_progress_callbacks_have_run_when_call_returns(fake):
+    # Found against the official SDK server: callbacks are queued off the reader thread,
+    # and a slow one must still have run for every notification sent before the answer.
+    seen = []
+
+    def slow(*args):
+        time.sleep(0.05)
+        seen.append(args)
+
+    with Client(fake()) as c:
+        assert c.call("progress", progress=slow) == "done"
+        assert len(seen) == 3
+
+
+def test_tool_and_prompt_arguments_called_name(fake, tmp_path):
+    # Found against server-everything: its tools and prompts take an argument called "name".
+    with Client(fake()) as c:
+        assert c.call("echo", name="x.gz", timeout_s=1) == {"name": "x.gz", "timeout_s": 1}
+        assert c.submit("echo", name="y").result() == {"name": "y"}
+        with pytest.raises(RequestError):
+            c.get_prompt("greeting", name="Alice")
+    prompt = [m for m in received(tmp_path) if m.get("method") == "prompts/get"][0]
+    assert prompt["params"] == {"name": "greeting", "arguments": {"name": "Alice"}}
+
+
 def test_progress_token_only_with_a_callback(fake, tmp_path):
     with Client(fake()) as c:
         c.call("echo")
@@ -976,6 +1001,17 @@ def test_http_json_and_sse_answers(http_fake, sse):
     assert len(deletes) == 1 and deletes[0][2]["mcp-session-id"] == "session-1"
     if sse:
         assert wait_for(lambda: logs == [("info", None, "working")])
+
+
+def test_http_get_stream_open_before_initialized(http_fake):
+    # Found against server-everything: it announces tools/list_changed while handling
+    # notifications/initialized, on the GET stream, which must already be open.
+    server = http_fake(get_stream=True)
+    with Client(server.url):
+        pass
+    order = [(kind, msg.get("method") if msg else None) for kind, _, _, msg in server.log]
+    get = order.index(("GET", None))
+    assert get < order.index(("POST", "notifications/initialized"))
 
 
 def test_http_server_request_inside_sse_answer(http_fake):

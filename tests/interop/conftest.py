@@ -1,0 +1,60 @@
+"""pytest setup for the interop tier: the ``interop`` marker and the peer fixtures."""
+
+import os
+
+import pytest
+
+import peers
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "interop: runs mcp_min against real MCP peers (installed by .ci/install-peers)")
+
+
+def pytest_collection_modifyitems(config, items):
+    here = os.path.dirname(os.path.abspath(__file__))
+    for item in items:
+        if str(item.fspath).startswith(here + os.sep):
+            item.add_marker(pytest.mark.interop)
+
+
+def _require(reason):
+    if reason:
+        pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def sdk_http_url(tmp_path_factory):
+    """The SDK test server over Streamable HTTP on a free 127.0.0.1 port (one per module)."""
+    _require(peers.venv_missing())
+    log = tmp_path_factory.mktemp("sdk-http") / "server.log"
+    peer, url = peers.start_sdk_http(str(log))
+    try:
+        yield url
+    finally:
+        peer.stop()
+
+
+@pytest.fixture(scope="module")
+def everything_http_url(tmp_path_factory):
+    """server-everything over Streamable HTTP (one per module)."""
+    _require(peers.npm_missing())
+    log = tmp_path_factory.mktemp("everything-http") / "server.log"
+    peer, url = peers.start_everything("streamableHttp", str(log))
+    try:
+        yield url
+    finally:
+        peer.stop()
+
+
+@pytest.fixture(scope="module")
+def everything_sse_url(tmp_path_factory):
+    """server-everything over the legacy HTTP+SSE transport (one per module)."""
+    _require(peers.npm_missing())
+    log = tmp_path_factory.mktemp("everything-sse") / "server.log"
+    peer, url = peers.start_everything("sse", str(log))
+    try:
+        yield url
+    finally:
+        peer.stop()

@@ -1,0 +1,105 @@
+"""mcp_min (through conformance_client.py) against the MCP conformance suite's mock servers.
+
+One conformance CLI run per scenario.  A run passes only when the CLI says so *and*
+its checks.json holds the expected number of real SUCCESS checks with no FAILURE or
+WARNING (``initialize`` passes vacuously with a client that never connects).
+Auth scenarios run as suites against an expected-failures baseline
+(conformance-expected-failures-<version>.yml): the run fails on a new failure and on a
+listed scenario that now passes, so the list can only shrink.
+"""
+
+import glob
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import peers
+
+pytestmark = pytest.mark.skipif(bool(peers.npm_missing()), reason=peers.npm_missing() or "")
+
+CLIENT = os.path.join(peers.HERE, "conformance_client.py")
+RUN_TIMEOUT = 120  # seconds for one CLI run (the client itself gets --timeout 30000 ms)
+
+# (suite version, --spec-version or None for the default 2025-11-25, scenario, SUCCESS checks,
+#  check ids that must be among them)
+SCENARIOS = [
+    ("0.1.16", None, "initialize", 1, ["mcp-client-initialization"]),
+    ("0.1.16", None, "tools_call", 1, ["tool-add-numbers"]),
+    ("0.1.16", None, "elicitation-sep1034-client-defaults", 5, [
+        "client-elicitation-sep1034-string-default", "client-elicitation-sep1034-integer-default",
+        "client-elicitation-sep1034-number-default", "client-elicitation-sep1034-enum-default",
+        "client-elicitation-sep1034-boolean-default"]),
+    ("0.1.16", None, "sse-retry", 3, ["client-sse-graceful-reconnect", "client-sse-retry-timing",
+                                      "client-sse-last-event-id"]),
+    # 0.2.0: every 2026-07-28 client scenario (auth apart) ...
+    ("0.2.0", "2026-07-28", "tools_call", 2, ["tool-add-numbers"]),
+    ("0.2.0", "2026-07-28", "request-metadata", 8, []),
+    ("0.2.0", "2026-07-28", "sep-2322-client-request-state", 5, ["sep-2322-client-request-state-echoed"]),
+    ("0.2.0", "2026-07-28", "http-standard-headers", 9, ["sep-2243-client-includes-standard-headers"]),
+    ("0.2.0", "2026-07-28", "http-custom-headers", 18, ["sep-2243-client-supports-custom-headers",
+                                                         "sep-2243-client-omit-null"]),
+    ("0.2.0", "2026-07-28", "http-invalid-tool-headers", 12, ["sep-2243-client-reject-invalid-tool"]),
+    ("0.2.0", "2026-07-28", "json-schema-ref-no-deref", 1, ["sep-2106-no-network-ref-deref"]),
+    ("0.2.0", "2026-07-28", "json-schema-2020-12-preservation", 9, []),
+    # ... and its 2025-11-25 ones.
+    ("0.2.0", None, "initialize", 1, ["mcp-client-initialization"]),
+    ("0.2.0", None, "tools_call", 2, ["tool-add-numbers"]),
+    ("0.2.0", None, "elicitation-sep1034-client-defaults", 5, ["client-elicitation-sep1034-enum-default"]),
+    ("0.2.0", None, "sse-retry", 3, ["client-sse-retry-timing", "client-sse-last-event-id"]),
+    ("0.2.0", None, "json-schema-2020-12-preservation", 9, []),
+]
+
+# Suites that together hold every auth/* client scenario of each version.
+BASELINE_SUITES = [(v, s) for v in ("0.1.16", "0.2.0") for s in ("auth", "backcompat", "draft", "extensions")]
+
+
+def _run(version, args, out_dir):
+    if " " in sys.executable + CLIENT:
+        pytest.fail("the conformance CLI splits --command on spaces; %r has one" % (sys.executable + CLIENT))
+    env = dict(os.environ, NODE_OPTIONS="--require " + peers.LOOPBACK_PRELOAD)
+    env.pop("MCP_MIN_TRACE", None)
+    argv = [peers.NODE22, peers.CONFORMANCE_JS[version], "client",
+            "--command", "%s %s" % (sys.executable, CLIENT), "--timeout", "30000", "-o", str(out_dir)] + args
+    try:
+        proc = subprocess.run(argv, env=env, cwd=peers.ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              timeout=RUN_TIMEOUT, start_new_session=True)
+    except subprocess.TimeoutExpired as e:
+        pytest.fail("conformance %s %s did not finish in %s s:\n%s" % (
+            version, " ".join(args), RUN_TIMEOUT, (e.output or b"").decode("utf-8", "replace")[-3000:]))
+    return proc.returncode, proc.stdout.decode("utf-8", "replace")
+
+
+def _case_id(case):
+    version, spec, scenario = case[:3]
+    return "%s-%s-%s" % (version, spec or "default", scenario)
+
+
+@pytest.mark.parametrize("version, spec, scenario, successes, must_pass", SCENARIOS,
+                         ids=[_case_id(c) for c in SCENARIOS])
+def test_scenario(tmp_path, version, spec, scenario, successes, must_pass):
+    args = ["--scenario", scenario] + (["--spec-version", spec] if spec else [])
+    code, output = _run(version, args, tmp_path)
+    found = glob.glob(os.path.join(str(tmp_path), scenario + "-*", "checks.json"))
+    assert found, "no checks.json written (exit %s):\n%s" % (code, output[-3000:])
+    with open(found[0]) as f:
+        checks = json.load(f)
+    by_status = {}
+    for check in checks:
+        by_status.setdefault(check["status"], []).append(check)
+    bad = by_status.get("FAILURE", []) + by_status.get("WARNING", [])
+    assert not bad, "failed checks: %s\n%s" % (json.dumps(bad, indent=1)[:3000], output[-3000:])
+    assert code == 0, output[-3000:]
+    passed = [c["id"] for c in by_status.get("SUCCESS", [])]
+    assert len(passed) == successes, "expected %d SUCCESS checks, got %s" % (successes, passed)
+    assert set(must_pass) <= set(passed)
+
+
+@pytest.mark.parametrize("version, suite", BASELINE_SUITES, ids=["%s-%s" % c for c in BASELINE_SUITES])
+def test_auth_expected_failures(tmp_path, version, suite):
+    baseline = os.path.join(peers.HERE, "conformance-expected-failures-%s.yml" % version)
+    code, output = _run(version, ["--suite", suite, "--expected-failures", baseline], tmp_path)
+    assert code == 0, "baseline %s no longer matches:\n%s" % (os.path.basename(baseline), output[-4000:])
+    assert "Baseline check passed" in output or "all failures are expected" in output, output[-2000:]
