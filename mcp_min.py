@@ -450,6 +450,13 @@ class _StdioTransport(object):
         tail = list(self.stderr_tail)
         if code is None:
             text = "%s closed its stdout" % self.name
+        elif code < 0:
+            import signal
+            try:
+                name = signal.Signals(-code).name
+            except ValueError:
+                name = "signal %d" % -code
+            text = "%s was killed by %s" % (self.name, name)
         else:
             text = "%s exited with code %s" % (self.name, code)
         if tail:
@@ -519,7 +526,8 @@ class _StdioTransport(object):
                 proc.wait(CLOSE_GRACE)
             except subprocess.TimeoutExpired:
                 self._kill()
-        self._signal("SIGKILL") if os.name == "posix" else None  # stragglers in the group
+        if os.name == "posix":
+            self._signal("SIGKILL")  # stragglers in the server's process group
         me = threading.current_thread()
         alive = False
         for t in self._threads:

@@ -82,6 +82,8 @@ FAKE = textwrap.dedent(r'''
         if name == "crash":
             sys.stderr.write("fatal: the tool crashed\n"); sys.stderr.flush()
             os._exit(3)
+        if name == "killed":
+            os.kill(os.getpid(), 9)
         if name == "sleep":
             time.sleep(args["s"])
             return answer(mid, {"content": [{"type": "text", "text": "slept"}]})
@@ -439,6 +441,14 @@ def test_crash_mid_request(fake):
     with pytest.raises(ConnectionClosed):  # terminal: later calls fail at once
         c.call("echo")
     c.close()
+
+
+@pytest.mark.skipif(os.name != "posix", reason="signals")
+def test_server_killed_by_a_signal(fake):
+    with Client(fake()) as c:
+        with pytest.raises(ConnectionClosed) as info:
+            c.call("killed")
+    assert info.value.returncode == -9 and "killed by SIGKILL" in str(info.value)
 
 
 def test_garbage_blank_and_crlf_lines_are_skipped(fake):
