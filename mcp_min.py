@@ -17,8 +17,6 @@ import itertools
 import json
 import logging
 import os
-import shlex
-import subprocess
 import sys
 import threading
 import time
@@ -368,6 +366,7 @@ class _StdioTransport(object):
         self.protocol_version = None
 
     def start(self, sink):
+        import subprocess  # here, not at the top: HTTP-only users never need it
         if not self.argv:
             raise ValueError("the server command is empty")
         try:
@@ -440,6 +439,7 @@ class _StdioTransport(object):
             pass
 
     def _closed_error(self):
+        import subprocess
         if self._closing:
             return ConnectionClosed("client closed the connection to %s" % self.name)
         try:
@@ -509,6 +509,7 @@ class _StdioTransport(object):
     # -- shutting down ---------------------------------------------------
     def close(self):
         """Close stdin, wait, SIGTERM, wait, SIGKILL; then reap and join (bounded)."""
+        import subprocess
         proc = self._proc
         if proc is None or self._closing:
             return
@@ -555,6 +556,7 @@ class _StdioTransport(object):
             pass  # already gone
 
     def _kill(self):
+        import subprocess
         self._signal("SIGKILL")
         try:
             self._proc.wait(CLOSE_GRACE)
@@ -2653,6 +2655,7 @@ class Client(object):
             def make_transport():
                 return _with_auth(_HttpTransport(server, headers, timeout), auth)
         else:
+            import shlex
             argv = shlex.split(server) if isinstance(server, str) else list(server)
 
             def make_transport():

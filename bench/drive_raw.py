@@ -11,7 +11,6 @@ one keep-alive connection, one POST per call.
 
 import json
 import subprocess
-import sys
 
 from _common import check, clock, emit, spec
 

@@ -24,37 +24,31 @@ def _require(reason):
         pytest.skip(reason)
 
 
-@pytest.fixture(scope="module")
-def sdk_http_url(tmp_path_factory):
-    """The SDK test server over Streamable HTTP on a free 127.0.0.1 port (one per module)."""
-    _require(peers.venv_missing())
-    log = tmp_path_factory.mktemp("sdk-http") / "server.log"
-    peer, url = peers.start_sdk_http(str(log))
+def _serve(tmp_path_factory, name, missing, start):
+    """Start an HTTP peer with its log in a fresh temp folder; yield its URL; stop it."""
+    _require(missing)
+    peer, url = start(str(tmp_path_factory.mktemp(name) / "server.log"))
     try:
         yield url
     finally:
         peer.stop()
+
+
+@pytest.fixture(scope="module")
+def sdk_http_url(tmp_path_factory):
+    """The SDK test server over Streamable HTTP on a free 127.0.0.1 port (one per module)."""
+    yield from _serve(tmp_path_factory, "sdk-http", peers.venv_missing(), peers.start_sdk_http)
 
 
 @pytest.fixture(scope="module")
 def everything_http_url(tmp_path_factory):
     """server-everything over Streamable HTTP (one per module)."""
-    _require(peers.npm_missing())
-    log = tmp_path_factory.mktemp("everything-http") / "server.log"
-    peer, url = peers.start_everything("streamableHttp", str(log))
-    try:
-        yield url
-    finally:
-        peer.stop()
+    yield from _serve(tmp_path_factory, "everything-http", peers.npm_missing(),
+                      lambda log: peers.start_everything("streamableHttp", log))
 
 
 @pytest.fixture(scope="module")
 def everything_sse_url(tmp_path_factory):
     """server-everything over the legacy HTTP+SSE transport (one per module)."""
-    _require(peers.npm_missing())
-    log = tmp_path_factory.mktemp("everything-sse") / "server.log"
-    peer, url = peers.start_everything("sse", str(log))
-    try:
-        yield url
-    finally:
-        peer.stop()
+    yield from _serve(tmp_path_factory, "everything-sse", peers.npm_missing(),
+                      lambda log: peers.start_everything("sse", log))
