@@ -480,22 +480,30 @@ class _StdioTransport(object):
 
     def _write_all(self, data, deadline):
         fd = self._stdin_fd
-        view = memoryview(data)
-        while view:
+        try:
+            n = os.write(fd, data)
+            if n == len(data):
+                return  # the usual case: the pipe had room
+        except BlockingIOError:
+            n = 0
+        except (OSError, ValueError) as e:
+            raise ConnectionClosed("cannot write to %s: %s" % (self.name, e))
+        view = memoryview(data)[n:]
+        while view:  # pipe full: wait until the server reads, within the deadline
+            import select
+            wait = None if deadline is None else deadline - time.monotonic()
+            if wait is not None and wait <= 0 or not select.select([], [fd], [], wait)[1]:
+                if len(view) == len(data):  # nothing went out: the stream is still in sync
+                    raise RequestTimeout("%s is not reading its stdin" % self.name)
+                # Part of a message went out: the stream can no longer be trusted.
+                self._kill()
+                raise ConnectionClosed("%s stopped reading its stdin; connection dropped" % self.name)
             try:
-                n = os.write(fd, view)
+                view = view[os.write(fd, view):]
             except BlockingIOError:
-                n = 0
+                pass
             except (OSError, ValueError) as e:
                 raise ConnectionClosed("cannot write to %s: %s" % (self.name, e))
-            view = view[n:]
-            if view:  # pipe full: wait until the server reads, within the deadline
-                import select
-                wait = None if deadline is None else deadline - time.monotonic()
-                if wait is not None and wait <= 0 or not select.select([], [fd], [], wait)[1]:
-                    # Part of a message went out: the stream is no longer in sync.
-                    self._kill()
-                    raise ConnectionClosed("%s stopped reading its stdin; connection dropped" % self.name)
 
     def abort(self, request_id):
         return False  # stdio cancels with notifications/cancelled only
@@ -2253,8 +2261,8 @@ class _Session(object):
             return _encode_line(dict(msg, params=dict(params, _meta=meta)))
         body = _dumps(params) if params else "{}"
         body = "%s%s\"_meta\":%s}" % (body[:-1], "," if len(body) > 2 else "", meta_json)
-        return ('{"jsonrpc":"2.0","id":%s,"method":%s,"params":%s}\n' % (
-            _dumps(msg["id"]), _dumps(msg["method"]), body)).encode("ascii")
+        return ('{"jsonrpc":"2.0","id":%d,"method":%s,"params":%s}\n' % (
+            msg["id"], _dumps(msg["method"]), body)).encode("ascii")
 
     def _restart_session(self, expired):
         """HTTP 404 on our session: the server forgot it.  Shake hands again, once for

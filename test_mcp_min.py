@@ -253,6 +253,8 @@ FAKE = textwrap.dedent(r'''
         if not line.strip():
             continue
         handle(json.loads(line))
+        if cfg.get("stall") and b"notifications/initialized" in line:
+            time.sleep(60)  # stop reading stdin, alive
 ''')
 
 
@@ -449,6 +451,17 @@ def test_server_killed_by_a_signal(fake):
         with pytest.raises(ConnectionClosed) as info:
             c.call("killed")
     assert info.value.returncode == -9 and "killed by SIGKILL" in str(info.value)
+
+
+def test_server_that_stops_reading_stdin(fake):
+    c = Client(fake(stall=True), protocol_version="2025-11-25")
+    start = time.monotonic()
+    with pytest.raises(ConnectionClosed, match="stopped reading its stdin"):
+        c.call("echo", blob="x" * (4 << 20), timeout=1.0)  # far more than a pipe holds
+    assert time.monotonic() - start < 10
+    with pytest.raises(ConnectionClosed):
+        c.call("echo")
+    c.close()
 
 
 def test_garbage_blank_and_crlf_lines_are_skipped(fake):
