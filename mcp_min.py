@@ -361,6 +361,7 @@ class _StdioTransport(object):
         self._write_lock = threading.Lock()
         self._proc = None
         self._closing = False
+        self._drop_reason = None  # set when we kill the server ourselves, and why
         self._threads = []
         self.modern = False
         self.protocol_version = None
@@ -448,7 +449,9 @@ class _StdioTransport(object):
             code = None
         self._threads[1].join(0.5)  # let the last stderr lines arrive
         tail = list(self.stderr_tail)
-        if code is None:
+        if self._drop_reason is not None:
+            text = self._drop_reason
+        elif code is None:
             text = "%s closed its stdout" % self.name
         elif code < 0:
             import signal
@@ -496,8 +499,9 @@ class _StdioTransport(object):
                 if len(view) == len(data):  # nothing went out: the stream is still in sync
                     raise RequestTimeout("%s is not reading its stdin" % self.name)
                 # Part of a message went out: the stream can no longer be trusted.
+                self._drop_reason = "%s stopped reading its stdin; mcp_min dropped the connection" % self.name
                 self._kill()
-                raise ConnectionClosed("%s stopped reading its stdin; connection dropped" % self.name)
+                raise ConnectionClosed(self._drop_reason)
             try:
                 view = view[os.write(fd, view):]
             except BlockingIOError:
