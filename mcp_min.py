@@ -2109,14 +2109,14 @@ class _Session(object):
         wait = max(deadline - time.monotonic(), 0) if pinned else min(self.probe_timeout, max(
             deadline - time.monotonic(), 0))
         try:
-            result = self.request("server/discover", {}, timeout=wait, cancellable=False)
+            result = self.request("server/discover", {}, wait, cancellable=False)
         except RequestError as e:
             if retried:
                 return self.protocol_version  # it is a 2026 server; the discovery data is optional
             supported = (e.data or {}).get("supported") if isinstance(e.data, dict) else None
             if e.code == UNSUPPORTED_PROTOCOL_VERSION and isinstance(supported, list):
                 version = self._choose(supported, None)
-                if version in MODERN_VERSIONS and not retried:  # ask again, in a version it speaks
+                if version in MODERN_VERSIONS:  # ask again, in a version it speaks
                     return self._probe(deadline, pinned, True)
                 return version
             if e.code in _MODERN_ERRORS or pinned:
@@ -2169,7 +2169,7 @@ class _Session(object):
         params = {"protocolVersion": version, "capabilities": self.capabilities(False),
                   "clientInfo": self.client_info}
         try:
-            result = self.request("initialize", params, timeout=max(deadline - time.monotonic(), 0), cancellable=False)
+            result = self.request("initialize", params, max(deadline - time.monotonic(), 0), cancellable=False)
         except RequestError as e:
             supported = e.data.get("supported") if isinstance(e.data, dict) else None
             if not retried and isinstance(supported, list):
@@ -2182,6 +2182,7 @@ class _Session(object):
             if replacement is None:
                 raise
             _log.debug("initialize POST failed (%s); trying the HTTP+SSE transport", e)
+            self.transport.close()
             self.transport = replacement
             replacement.start(self)
             return self._handshake(version, deadline, True)
