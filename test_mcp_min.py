@@ -2050,3 +2050,21 @@ def test_oauth_client_credentials_private_key_jwt(oauth_world):
     raw = _b64.urlsafe_b64decode(sig + "==")
     assert _p256_verify(RFC6979_PUB, ("%s.%s" % (head, payload)).encode(),
                         int.from_bytes(raw[:32], "big"), int.from_bytes(raw[32:], "big"))
+
+
+def test_cli_over_http_with_headers(calc_url, http_fake):
+    out = cli("--url", calc_url, "call", "add", "a=1", "b=2")
+    assert out.returncode == 0 and out.stdout == "3\n", out.stderr
+    server = http_fake(auth=True)
+    out = cli("--url", server.url, "--header", "Authorization: Bearer good", "call", "echo", "k=v")
+    assert out.returncode == 0 and json.loads(out.stdout) == {"k": "v"}, out.stderr
+    out = cli("--url", server.url, "tools")
+    assert out.returncode == 3 and "401" in out.stderr and "resource metadata" in out.stderr
+
+
+def test_tls_failure_names_the_url(http_fake):
+    server = http_fake()
+    url = server.url.replace("http://", "https://")
+    with pytest.raises(ConnectionClosed) as info:
+        Client(url, timeout=5)
+    assert url.rsplit("/", 1)[0] in str(info.value) and "SSL" in str(info.value).upper()
