@@ -2661,7 +2661,7 @@ class Client(object):
     RequestTimeout when it does not answer in time, McpError otherwise.
     """
 
-    def __init__(self, server, timeout=DEFAULT_TIMEOUT, protocol_version="auto", env=None, inherit_env=False,
+    def __init__(self, server, *, timeout=DEFAULT_TIMEOUT, protocol_version="auto", env=None, inherit_env=False,
                  cwd=None, headers=None, roots=None, sampling=None, elicitation=None, on_log=None,
                  on_notification=None, on_stderr=None, client_info=None, probe_timeout=PROBE_TIMEOUT, auth=None):
         if isinstance(server, str) and server.split("://", 1)[0].lower() in ("http", "https"):
