@@ -119,7 +119,8 @@ class ConnectionClosed(McpError):
 
 
 class RequestTimeout(McpError, TimeoutError):
-    """No answer arrived in time.  The request was cancelled; the client stays usable."""
+    """No answer arrived in time.  When the request's own deadline passed, it was
+    cancelled; the client stays usable either way."""
 
 
 class RequestCancelled(McpError):
@@ -220,7 +221,7 @@ class Future(object):
     """
 
     __slots__ = ("_session", "id", "method", "_params", "_timeout", "_deadline", "_cancellable", "_finish",
-                 "_latch", "_msg", "_outcome", "progress", "_renewable", "__weakref__")
+                 "_latch", "_msg", "_outcome", "progress", "_settling", "__weakref__")
 
     def __init__(self, session, request_id, method, params, timeout, finish, progress, cancellable=True):
         self._session = session
@@ -236,7 +237,7 @@ class Future(object):
         self._msg = None  # the answer message, or an McpError that ended the request
         self._outcome = None  # (value, error) once computed
         self.progress = progress
-        self._renewable = True  # may be repeated once in a new HTTP session
+        self._settling = threading.Lock()  # several threads may wait; one settles the answer
 
     def _set(self, msg):
         # Called once, by whoever removed this future from the pending map.
@@ -267,9 +268,11 @@ class Future(object):
         if self._outcome is None:
             if self._msg is None:
                 self._wait(timeout)
-            if self.progress is not None:  # progress reported before the answer is seen before it
-                self._session._events.drain(self._deadline)
-            self._outcome = self._settle(self._msg)
+            with self._settling:
+                if self._outcome is None:
+                    if self.progress is not None:  # progress sent before the answer is seen before it
+                        self._session._events.drain(self._deadline)
+                    self._outcome = self._settle(self._msg)
         value, error = self._outcome
         if error is not None:
             raise error
@@ -277,7 +280,7 @@ class Future(object):
 
     def _settle(self, msg):
         """(value, error) from the answer, after the one retry the protocol may ask for."""
-        if self._renewable and self.method != "initialize":
+        if self.method != "initialize":
             if isinstance(msg, _SessionExpired):
                 # HTTP 404 on our session: initialize again, then repeat the request once.
                 msg = self._repeat(lambda: self._session._restart_session(msg))
@@ -301,8 +304,7 @@ class Future(object):
             retry = self._session.submit(self.method, self._params, left, self.progress, inline=True, raw=True)
         except McpError as e:
             return e
-        retry._renewable = False
-        if retry._msg is None:
+        if retry._msg is None:  # (its answer is taken as it comes: a retry is not retried)
             retry._wait(None)
         return retry._msg
 
@@ -351,8 +353,9 @@ class _StdioTransport(object):
 
     kind = "stdio"
 
-    def __init__(self, argv, env=None, inherit_env=False, cwd=None, on_stderr=None):
+    def __init__(self, argv, env=None, inherit_env=False, cwd=None, on_stderr=None, timeout=DEFAULT_TIMEOUT):
         self.argv = list(argv)
+        self.timeout = timeout  # bounds a write even for requests without a deadline
         self.name = "server %r" % " ".join(self.argv)
         self._env = _server_env(env, inherit_env)
         self._cwd = cwd
@@ -474,7 +477,9 @@ class _StdioTransport(object):
     def send(self, msg, deadline=None, inline=False, headers=None, data=None):
         data = data or _encode_line(msg)
         lock = self._write_lock
-        if not lock.acquire(True, -1 if deadline is None else max(deadline - time.monotonic(), 0)):
+        if deadline is None:
+            deadline = time.monotonic() + self.timeout
+        if not lock.acquire(True, max(deadline - time.monotonic(), 0)):
             raise RequestTimeout("%s is not reading its stdin" % self.name)
         try:
             self._write_all(data, deadline)
@@ -526,11 +531,15 @@ class _StdioTransport(object):
         if proc is None or self._closing:
             return
         self._closing = True
-        with self._write_lock:
+        if self._write_lock.acquire(True, CLOSE_GRACE):
             try:
                 proc.stdin.close()
             except OSError:
                 pass
+            finally:
+                self._write_lock.release()
+        else:  # a writer is stuck on a server that does not read: stop the server instead
+            self._kill()
         try:
             proc.wait(CLOSE_GRACE)
         except subprocess.TimeoutExpired:
@@ -704,7 +713,8 @@ class _HttpTransport(object):
         self.protocol_version = None  # negotiated; sent as MCP-Protocol-Version
         self.modern = False  # 2026-07-28 headers, no session, no GET stream
         self.stderr_tail = ()
-        self._opener = urllib.request.build_opener()  # honours HTTP(S)_PROXY / NO_PROXY
+        # Honours HTTP(S)_PROXY / NO_PROXY; redirects to another origin lose our credentials.
+        self._opener = urllib.request.build_opener(_redirect_handler(self.headers))
         self._lock = threading.Lock()
         self._streams = {}  # request id -> open response, so a cancel can close it
         self._listener = None
@@ -733,9 +743,10 @@ class _HttpTransport(object):
         return h
 
     def _open(self, method, headers, body=None, deadline=None, url=None):
-        """Send one HTTP request; return the response, or raise a McpError subclass.
+        """Send one HTTP request through urllib; return the response.
 
-        HTTP errors come back as (status, headers, body) through ``HttpStatus``."""
+        A non-2xx answer raises ``_HttpStatus`` (after OAuth had its chance to
+        retry); network failures raise ConnectionClosed or RequestTimeout."""
         import urllib.error
         url = url or self.url
         timeout = self.timeout if deadline is None else max(deadline - time.monotonic(), 0.05)
@@ -776,7 +787,7 @@ class _HttpTransport(object):
         timeout = self.timeout if deadline is None else max(deadline - time.monotonic(), 0.05)
         if _log.isEnabledFor(logging.DEBUG):
             _log.debug("HTTP POST %s %s", self.url, _redact(headers))
-        for attempt in (0, 1):
+        while True:
             with self._lock:
                 conn = self._idle.pop() if self._idle else None
             reused = conn is not None
@@ -789,7 +800,7 @@ class _HttpTransport(object):
                 resp = conn.getresponse()
             except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError) as e:
                 conn.close()
-                if reused and attempt == 0:
+                if reused:
                     continue  # the server closed an idle connection: the request never arrived
                 raise ConnectionClosed("connection to %s failed: %s" % (self.url, e))
             except OSError as e:
@@ -809,12 +820,13 @@ class _HttpTransport(object):
                                    lambda: self._post(headers, body, deadline))
             return resp
 
-    def _release(self, resp):
-        """Done with a response: its connection goes back to the pool if it can be reused."""
+    def _release(self, resp, reuse=True):
+        """Done with a response: its connection goes back to the pool if it can be reused
+        (read to the end, not aborted, not a stream)."""
         conn = getattr(resp, "_mcp_min_conn", None)
-        if conn is not None and resp.isclosed() and not resp.will_close and not self._closed:
+        if reuse and conn is not None and resp.isclosed() and not resp.will_close:
             with self._lock:
-                if len(self._idle) < 8:
+                if len(self._idle) < 8 and not self._closed:
                     self._idle.append(conn)
                     return
         resp.close()
@@ -884,8 +896,10 @@ class _HttpTransport(object):
                 if sid:
                     self.session_id = sid
             self._read_answer(resp, rid, deadline)
-        except RequestTimeout:
-            pass  # the request's own deadline ends it, cancelling as it should
+        except RequestTimeout as e:
+            if deadline is None or time.monotonic() < deadline:
+                self._sink._on_request_failed(rid, e)
+            # else the request's own deadline ends it, cancelling as it should
         except McpError as e:
             self._sink._on_request_failed(rid, e)
         except Exception as e:  # never let a thread die silently
@@ -910,10 +924,7 @@ class _HttpTransport(object):
         try:
             if ctype == "text/event-stream":
                 if deadline is None:  # a stream meant to stay open (subscriptions/listen)
-                    try:
-                        resp.fp.raw._sock.settimeout(None)
-                    except AttributeError:
-                        pass
+                    _no_read_timeout(resp)
                 with self._lock:
                     self._streams[rid] = resp
                 try:
@@ -938,7 +949,8 @@ class _HttpTransport(object):
                 raise HttpError(self.url, resp.status, "", "with Content-Type %r instead of an answer"
                                 % (ctype or None))
         finally:
-            self._release(resp)
+            # A stream may have been cut short (timeout, cancel): never reuse its connection.
+            self._release(resp, ctype != "text/event-stream")
 
     def _read_sse(self, resp, parser, rid, deadline):
         """Deliver SSE events until the answer to ``rid`` arrives; True when it did."""
@@ -959,7 +971,10 @@ class _HttpTransport(object):
                 except ValueError:
                     _log.warning("%s sent an SSE event that is not JSON: %s", self.name, _shorten(data, 200))
                     continue
-                on_message(msg)
+                try:
+                    on_message(msg)
+                except Exception:  # a bug in dispatch must not end the stream
+                    _log.exception("error dispatching a message from %s", self.name)
                 for m in (msg if isinstance(msg, list) else (msg,)):
                     if isinstance(m, dict) and "method" not in m and m.get("id") == rid and _is_id(m.get("id")):
                         return True
@@ -1003,7 +1018,7 @@ class _HttpTransport(object):
 
         Waits (briefly) until the server has answered the GET, so that what the
         server sends there right after our next request is not lost."""
-        if self.modern or self._listener is not None:
+        if self.modern or (self._listener is not None and self._listener.is_alive()):
             return
         ready = threading.Event()
         self._listener = threading.Thread(target=self._listen_loop, args=(ready,), name="mcp_min-get-stream",
@@ -1030,6 +1045,7 @@ class _HttpTransport(object):
                 if ctype != "text/event-stream":
                     resp.close()
                     return
+                _no_read_timeout(resp)
                 with self._lock:
                     self._streams["GET"] = resp
                 try:
@@ -1100,6 +1116,14 @@ class _HttpStatus(Exception):
         return HttpError(self.url, self.status, text, "for %s" % method if method else "")
 
 
+def _no_read_timeout(resp):
+    # For streams that legitimately go quiet; close() unblocks them by shutting the socket down.
+    try:
+        resp.fp.raw._sock.settimeout(None)
+    except AttributeError:
+        pass
+
+
 def _close_response(resp):
     # Closing from another thread must unblock a reader stuck in recv(): shut the socket down.
     try:
@@ -1112,6 +1136,28 @@ def _close_response(resp):
         resp.close()
     except Exception:
         pass
+
+
+def _origin(url):
+    import urllib.parse
+    parts = urllib.parse.urlsplit(url)
+    return parts.scheme.lower(), (parts.hostname or "").lower(), parts.port
+
+
+def _redirect_handler(own_headers):
+    """A urllib redirect handler that drops credentials when a redirect leaves the origin."""
+    import urllib.request
+    sensitive = {"authorization", "cookie", "proxy-authorization"} | {k.lower() for k in own_headers}
+
+    class Redirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, req, fp, code, msg, headers, newurl):
+            new = urllib.request.HTTPRedirectHandler.redirect_request(self, req, fp, code, msg, headers, newurl)
+            if new is not None and _origin(newurl) != _origin(req.full_url):
+                for name in list(new.headers):
+                    if name.lower() in sensitive:
+                        del new.headers[name]
+            return new
+    return Redirect()
 
 
 def _redact(headers):
@@ -1142,6 +1188,7 @@ class _SseTransport(_HttpTransport):
         if ctype != "text/event-stream":
             resp.close()
             raise HttpError(self.url, resp.status, "", "with Content-Type %r, not an SSE stream" % ctype)
+        _no_read_timeout(resp)  # a quiet server is not a dead one; close() shuts the socket
         self._stream = resp
         self._listener = threading.Thread(target=self._sse_loop, args=(resp,), name="mcp_min-sse", daemon=True)
         self._listener.start()
@@ -1163,7 +1210,12 @@ class _SseTransport(_HttpTransport):
                     break
                 for kind, data in parser.feed(line):
                     if kind == "endpoint":
-                        self.endpoint = urllib.parse.urljoin(self.url, data.strip())
+                        endpoint = urllib.parse.urljoin(self.url, data.strip())
+                        if _origin(endpoint) != _origin(self.url):  # our headers (tokens) go there
+                            _log.warning("%s named an endpoint on another origin (%s); refused", self.name,
+                                         endpoint)
+                        else:
+                            self.endpoint = endpoint
                         self._ready.set()
                     elif kind == "message":
                         try:
@@ -1665,6 +1717,8 @@ class OAuth(object):
         else:
             tokens = self._authorization_code(meta, issuer, resource, scope)
         self._take(state, tokens, scope, issuer, resource)
+        # Refreshing goes back to this same authorization server, never to a rediscovered one.
+        state["as_metadata"] = meta
 
     def _take(self, state, tokens, scope, issuer, resource):
         if not isinstance(tokens.get("access_token"), str) or not tokens["access_token"]:
@@ -1863,7 +1917,9 @@ class OAuth(object):
 
     def _refresh(self, server_url, state):
         tokens = state.get("tokens") or {}
-        resource, prm, issuer, meta = self._discover(server_url, {})
+        meta, issuer, resource = state.get("as_metadata"), state.get("issuer"), state.get("resource")
+        if not (isinstance(meta, dict) and meta.get("token_endpoint") and issuer and resource):
+            raise AuthError("OAuth: no record of the authorization server that issued the refresh token")
         client = state.get("client") or self._clients.get(issuer) or {
             "client_id": self.client_id or self.client_metadata_url, "client_secret": self.client_secret,
             "method": self._auth_method(meta.get("token_endpoint_auth_methods_supported"), self.client_secret)}
@@ -1955,6 +2011,7 @@ class _Worker(object):
         self._thread = None
         self._lock = threading.Lock()
         self._dropping = False
+        self._stopped = False
 
     def put(self, fn, *args):
         if self._queue.qsize() >= MAX_QUEUED_CALLBACKS:
@@ -1986,13 +2043,15 @@ class _Worker(object):
 
     def drain(self, deadline=None):
         """Wait (until ``deadline`` at most) for the callbacks queued so far to run."""
-        if self._thread is None or self._thread is threading.current_thread():
+        if self._thread is None or self._thread is threading.current_thread() or self._stopped \
+                or not self._thread.is_alive():
             return
         done = threading.Event()
         self._queue.put((done.set, ()))
         done.wait(None if deadline is None else max(deadline - time.monotonic(), 0))
 
     def stop(self):
+        self._stopped = True
         if self._thread is not None:
             self._queue.put(None)
             if self._thread is not threading.current_thread():
@@ -2405,7 +2464,8 @@ class _Session(object):
             if fut is not None:
                 fut._set(msg)
                 if self._subscriptions and rid in self._subscriptions:  # the server ended a listen
-                    self._subscriptions.pop(rid)._end(None)
+                    self._subscriptions.pop(rid)._end(_error_from(msg, "subscriptions/listen")
+                                                      if "error" in msg else None)
             elif "error" in msg and rid is None:
                 _log.warning("server reported an error: %s", _shorten(_dumps(msg["error"]), 500))
             else:
@@ -2421,7 +2481,16 @@ class _Session(object):
             else:  # a flood of requests: one more thread would not help, a queue bounds the cost
                 self._overflow.put(self._answer, msg, False)
             return
+        if not isinstance(method, str):
+            _log.warning("ignored a message whose method is not a string: %s", _shorten(_dumps(msg), 200))
+            return
         params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
+        try:
+            self._on_notification(method, params)
+        except (TypeError, AttributeError):  # unhashable ids, a _meta that is not an object...
+            _log.warning("ignored a malformed %s notification: %s", method, _shorten(_dumps(msg), 200))
+
+    def _on_notification(self, method, params):
         if method == "notifications/progress":
             with self._pending_lock:
                 fut = self._pending.get(params.get("progressToken"))
@@ -2672,7 +2741,7 @@ class Client(object):
             argv = shlex.split(server) if isinstance(server, str) else list(server)
 
             def make_transport():
-                return _StdioTransport(argv, env, inherit_env, cwd, on_stderr)
+                return _StdioTransport(argv, env, inherit_env, cwd, on_stderr, timeout)
         session = _Session(make_transport(), timeout, protocol_version, probe_timeout, client_info, roots,
                            sampling, elicitation, on_log, on_notification)
         self._session = session

@@ -82,6 +82,12 @@ FAKE = textwrap.dedent(r'''
         if name == "crash":
             sys.stderr.write("fatal: the tool crashed\n"); sys.stderr.flush()
             os._exit(3)
+        if name == "malformed":
+            for params in ({"progressToken": [1], "progress": 1}, {"_meta": [1]}, {"requestId": {}}):
+                write({"jsonrpc": "2.0", "method": "notifications/progress", "params": params})
+                write({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params})
+            write({"jsonrpc": "2.0", "method": 5})
+            return answer(mid, {"content": [{"type": "text", "text": "survived"}]})
         if name == "killed":
             os.kill(os.getpid(), 9)
         if name == "sleep":
@@ -136,6 +142,8 @@ FAKE = textwrap.dedent(r'''
                                        "ttlMs": cfg.get("ttl", 0), "cacheScope": "private"}))
         if method == "resources/read":
             return answer(mid, error={"code": -32602, "message": "Resource not found", "data": {"uri": params["uri"]}})
+        if method == "subscriptions/listen" and cfg.get("listen_error"):
+            return answer(mid, error={"code": -32601, "message": "no subscriptions here"})
         if method == "subscriptions/listen":
             sub = {"io.modelcontextprotocol/subscriptionId": mid}
             wanted = params.get("notifications") or {}
@@ -253,7 +261,7 @@ FAKE = textwrap.dedent(r'''
         if not line.strip():
             continue
         handle(json.loads(line))
-        if cfg.get("stall") and b"notifications/initialized" in line:
+        if cfg.get("stall") and (b"notifications/initialized" in line or b"server/discover" in line):
             time.sleep(60)  # stop reading stdin, alive
 ''')
 
@@ -816,11 +824,21 @@ class FakeHttp(object):
             def start_sse(self, headers=()):
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Connection", "close")
+                self.chunked = bool(fake.cfg.get("chunked"))
+                if self.chunked:  # a kept-alive stream, as SDK servers send
+                    self.send_header("Transfer-Encoding", "chunked")
+                else:
+                    self.send_header("Connection", "close")
+                    self.close_connection = True
                 for k, v in headers:
                     self.send_header(k, v)
                 self.end_headers()
-                self.close_connection = True
+
+            def write_sse(self, data):
+                if getattr(self, "chunked", False):
+                    data = b"%x\r\n%s\r\n" % (len(data), data)
+                self.wfile.write(data)
+                self.wfile.flush()
 
             def event(self, msg, event_id=None, kind=None):
                 text = ""
@@ -830,8 +848,7 @@ class FakeHttp(object):
                     text += "event: %s\n" % kind
                 payload = msg if isinstance(msg, str) else json.dumps(msg)
                 text += "".join("data: %s\n" % part for part in payload.split("\n")) + "\n"
-                self.wfile.write(text.encode())
-                self.wfile.flush()
+                self.write_sse(text.encode())
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
@@ -910,7 +927,11 @@ class FakeHttp(object):
                 return
             h.event({"jsonrpc": "2.0", "method": "notifications/message",
                      "params": {"level": "info", "data": "working"}})
+            if msg["params"]["name"] == "stall":
+                time.sleep(msg["params"]["arguments"]["s"])
             h.event(result, event_id="ev-%s-2" % msg["id"])
+            if getattr(h, "chunked", False):
+                h.write_sse(b"")  # the last chunk
             return
         return h.reply(200, json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {}}).encode())
 
@@ -927,6 +948,8 @@ class FakeHttp(object):
             if result is not None:
                 h.event(result, event_id=last + "-r")
             return
+        if cfg.get("redirect_get") and h.headers.get("Host", "").startswith("127.0.0.1"):
+            return h.reply(307, b"", headers=[("Location", self.url.replace("127.0.0.1", "localhost"))])
         if not cfg.get("get_stream"):
             return h.reply(405, b"")
         h.start_sse()
@@ -937,7 +960,7 @@ class FakeHttp(object):
         import queue
         self.sse_queue = queue.Queue()
         h.start_sse()
-        h.event("/messages?session=abc", kind="endpoint")
+        h.event(self.cfg.get("endpoint", "/messages?session=abc"), kind="endpoint")
         while True:
             msg = self.sse_queue.get()
             if msg is None:
@@ -1353,6 +1376,9 @@ class ModernHttp(FakeHttp):
         if not modern or h.headers.get("Mcp-Method") != method:
             return h.reply(400, json.dumps({"jsonrpc": "2.0", "id": msg.get("id"), "error": {
                 "code": -32020, "message": "header mismatch"}}).encode())
+        if method == "subscriptions/listen" and self.cfg.get("listen_silent"):
+            time.sleep(3)
+            return
         if method == "server/discover":
             result = {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}, "ttlMs": 0,
                       "cacheScope": "public", "_meta": {META + "serverInfo": {"name": "modern-http", "version": "3"}}}
@@ -2068,3 +2094,99 @@ def test_tls_failure_names_the_url(http_fake):
     with pytest.raises(ConnectionClosed) as info:
         Client(url, timeout=5)
     assert url.rsplit("/", 1)[0] in str(info.value) and "SSL" in str(info.value).upper()
+
+
+# ---------------------------------------------------------------------------
+# Regressions from the code review
+# ---------------------------------------------------------------------------
+
+def test_http_cut_short_streams_are_not_pooled(http_fake):
+    server = http_fake(sse=True, chunked=True)
+    logs = []
+    with Client(server.url, on_log=lambda *a: logs.append(a)) as c:
+        for i in range(1, 3):
+            fut = c.submit("stall", s=1.0)
+            assert wait_for(lambda: len(logs) == i)  # the stream is open
+            assert fut.cancel() is True
+        assert c.call("echo", after=1) == {"after": 1}
+
+
+def test_http_listen_that_gets_no_answer_ends_with_the_error(http_fake):
+    server = http_fake(ModernHttp, listen_silent=True)
+    with Client(server.url, timeout=1.0) as c:
+        sub = c.listen()
+        assert sub.ended.wait(10)
+        assert isinstance(sub.error, RequestTimeout)
+
+
+def test_stdio_stalled_server_cannot_block_listen_or_close(fake):
+    c = Client(fake(discover="modern", stall=True), timeout=1.0)
+    sub = c.listen(resource_uris=["file:///%s" % ("x" * 1000)] * 5000)  # more than a pipe holds
+    assert sub.ended.wait(10) and isinstance(sub.error, McpError)
+    start = time.monotonic()
+    c.close()
+    assert time.monotonic() - start < 10
+
+
+def test_legacy_sse_endpoint_on_another_origin_is_refused(http_fake):
+    server = http_fake(LegacySse, endpoint="http://localhost:9/steal")
+    with pytest.raises(ConnectionClosed, match="endpoint"):
+        Client(server.url, headers={"Authorization": "Bearer secret"}, timeout=5)
+
+
+def test_redirect_to_another_origin_drops_credentials(http_fake):
+    server = http_fake(redirect_get=True, get_stream=True)
+    with Client(server.url, headers={"Authorization": "Bearer secret"}):
+        assert wait_for(lambda: any(g[2].get("host", "").startswith("localhost") for g in server.requests("GET")))
+    redirected = [g for g in server.requests("GET") if g[2].get("host", "").startswith("localhost")]
+    assert redirected and "authorization" not in redirected[0][2]
+
+
+def test_legacy_sse_stream_survives_a_quiet_server(http_fake):
+    server = http_fake(LegacySse)
+    with Client(server.url, timeout=0.5) as c:
+        time.sleep(1.0)  # the scenario itself: longer than the read timeout, with nothing sent
+        assert c.call("echo", awake=True) == {"awake": True}
+
+
+def test_close_ends_a_pending_call_with_progress_at_once(fake):
+    c = Client(fake())
+    c.call("progress", progress=lambda *a: None)  # the callback worker is running
+    fut = c.submit("never", progress=lambda *a: None, timeout=30)
+    c.close()
+    start = time.monotonic()
+    with pytest.raises(ConnectionClosed):
+        fut.result()
+    assert time.monotonic() - start < 5
+
+
+def test_result_from_two_threads_runs_input_rounds_once(fake):
+    asked = []
+
+    def elicitation(params):
+        asked.append(1)
+        time.sleep(0.1)
+        return {"action": "accept", "content": {"name": "Ada"}}
+
+    with Client(fake(discover="modern"), elicitation=elicitation, roots=["/srv"]) as c:
+        fut = c.submit("ask_input", rounds=1)
+        values = []
+        threads = [threading.Thread(target=lambda: values.append(fut.result())) for _ in range(2)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join(20)
+    assert len(values) == 2 and values[0] == values[1] and asked == [1]
+
+
+def test_rejected_listen_reports_its_error(fake):
+    with Client(fake(discover="modern", listen_error=True)) as c:
+        sub = c.listen()
+        assert sub.ended.wait(10)
+        assert isinstance(sub.error, RequestError) and sub.error.code == -32601
+
+
+def test_malformed_notifications_are_ignored(fake):
+    with Client(fake()) as c:
+        assert c.call("malformed", progress=lambda *a: None) == "survived"
+        assert c.call("echo", ok=1) == {"ok": 1}
