@@ -1515,7 +1515,8 @@ class OAuth(object):
         self.scopes = scopes.split() if isinstance(scopes, str) else list(scopes) if scopes else None
         self.authorize, self.redirect_uri = authorize, redirect_uri
         self.grant_type, self.private_key = grant_type, private_key
-        self.token_store, self.client_name = token_store, client_name
+        self.token_store = os.path.expanduser(token_store) if token_store else None
+        self.client_name = client_name
         self.id_token, self.idp_token_endpoint = id_token, idp_token_endpoint
         self.idp_client_id, self.idp_client_secret = idp_client_id, idp_client_secret
         self.token_endpoint_auth_method = token_endpoint_auth_method
@@ -1525,10 +1526,13 @@ class OAuth(object):
         self._clients = {}  # issuer -> registered client {"client_id", "client_secret", "method"}
         self._step_ups = 0
         self._opener = None
-        if token_store and os.path.exists(token_store):
-            with open(token_store) as f:
-                saved = json.load(f)
-            self._state, self._clients = saved.get("resources") or {}, saved.get("clients") or {}
+        if self.token_store and os.path.exists(self.token_store):
+            try:
+                with open(self.token_store) as f:
+                    saved = json.load(f)
+                self._state, self._clients = dict(saved.get("resources") or {}), dict(saved.get("clients") or {})
+            except (OSError, ValueError, AttributeError, TypeError) as e:
+                _log.warning("OAuth: ignoring the unreadable token store %s (%s)", self.token_store, e)
 
     def __repr__(self):
         return "OAuth(grant_type=%r, client_id=%r)" % (self.grant_type, self.client_id)
@@ -1936,15 +1940,18 @@ class OAuth(object):
     def _save(self):
         if not self.token_store:
             return
+        import tempfile
         data = _dumps({"resources": self._state, "clients": self._clients}).encode("ascii")
-        tmp = self.token_store + ".tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        # A fresh, exclusive, 0600 file beside the store, then an atomic rename over it.
+        fd, tmp = tempfile.mkstemp(prefix=".mcp_min-", dir=os.path.dirname(os.path.abspath(self.token_store)))
         try:
-            os.write(fd, data)
-        finally:
-            os.close(fd)
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, self.token_store)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(tmp, self.token_store)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
 
 
 class _LoopbackListener(object):
@@ -1952,14 +1959,20 @@ class _LoopbackListener(object):
 
     def __init__(self, port=0):
         import http.server
+        import urllib.parse
         listener = self
         self.redirect = None
+        self.state = None  # the state the authorization URL carries; other redirects are ignored
         self.done = threading.Event()
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self):
                 if not self.path.startswith("/callback"):
                     self.send_error(404)
+                    return
+                query = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
+                if query.get("state", [None])[0] != listener.state:  # not our flow: keep waiting
+                    self.send_error(400, "unexpected state")
                     return
                 listener.redirect = "http://127.0.0.1:%d%s" % (listener.port, self.path)
                 listener.done.set()
@@ -1981,6 +1994,8 @@ class _LoopbackListener(object):
         self.thread.start()
 
     def wait(self, url, open_browser, timeout):
+        import urllib.parse
+        self.state = urllib.parse.parse_qs(urllib.parse.urlsplit(url).query).get("state", [None])[0]
         print("mcp_min: authorize in your browser: %s" % url, file=sys.stderr, flush=True)
         if open_browser:
             import webbrowser

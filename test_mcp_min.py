@@ -2190,3 +2190,35 @@ def test_malformed_notifications_are_ignored(fake):
     with Client(fake()) as c:
         assert c.call("malformed", progress=lambda *a: None) == "survived"
         assert c.call("echo", ok=1) == {"ok": 1}
+
+
+def test_oauth_browser_step_on_a_loopback_port(oauth_world, monkeypatch):
+    import urllib.error
+    import urllib.request
+    import webbrowser
+    w = oauth_world()
+    statuses = []
+
+    def browser(url):  # the user approves; first a stray request with another state arrives
+        redirect = w.user()(url)
+        for target in (redirect.replace("state=", "state=forged"), redirect):
+            try:
+                statuses.append(urllib.request.urlopen(target, timeout=5).status)
+            except urllib.error.HTTPError as e:
+                statuses.append(e.code)
+        return True
+
+    monkeypatch.setattr(webbrowser, "open", browser)
+    with Client(w.url, auth=OAuth()) as c:
+        assert c.call("whoami") == ""
+    assert statuses == [400, 200]
+
+
+def test_oauth_unreadable_token_store_is_ignored(oauth_world, tmp_path):
+    store = tmp_path / "tokens.json"
+    store.write_text("{not json")
+    w = oauth_world()
+    with Client(w.url, auth=OAuth(authorize=w.user(), token_store=str(store))) as c:
+        assert c.call("whoami") == ""
+    assert json.loads(store.read_text())["resources"]
+    assert oct(os.stat(str(store)).st_mode & 0o777) == "0o600"
