@@ -773,7 +773,7 @@ class _HttpTransport(object):
             raise ConnectionClosed("connection to %s failed: %s" % (url, e))
 
     # -- POSTs on kept-alive connections ------------------------------------
-    def _post(self, headers, body, deadline):
+    def _post(self, headers, body, deadline, rid=None):
         """POST to the endpoint, reusing an idle connection when no proxy is in the way.
 
         urllib opens a connection per request; for a per-call protocol that is
@@ -793,6 +793,9 @@ class _HttpTransport(object):
             reused = conn is not None
             if conn is None:
                 conn = self._connection_class(self._host, self._port, timeout=timeout, **self._conn_kwargs)
+            if rid is not None:  # so that a cancel can cut the request short even before the answer starts
+                with self._lock:
+                    self._streams[rid] = conn
             try:
                 if reused:
                     conn.sock.settimeout(timeout)
@@ -886,7 +889,7 @@ class _HttpTransport(object):
         rid = msg["id"]
         try:
             try:
-                resp = self._post(self._headers(self._modern_headers(msg, extra)), data, deadline)
+                resp = self._post(self._headers(self._modern_headers(msg, extra)), data, deadline, rid)
             except _HttpStatus as e:
                 if not self._deliver_error_body(e, rid):
                     raise e.error(self, msg["method"])
@@ -905,6 +908,9 @@ class _HttpTransport(object):
         except Exception as e:  # never let a thread die silently
             _log.exception("HTTP exchange failed")
             self._sink._on_request_failed(rid, ConnectionClosed("HTTP exchange with %s failed: %r" % (self.url, e)))
+        finally:
+            with self._lock:
+                self._streams.pop(rid, None)
 
     def _deliver_error_body(self, e, rid):
         """A non-2xx answer whose body is a JSON-RPC error for this request goes to it."""
@@ -1126,9 +1132,10 @@ def _no_read_timeout(resp):
 
 def _close_response(resp):
     # Closing from another thread must unblock a reader stuck in recv(): shut the socket down.
+    # (``resp`` is a response, or a connection still waiting for its response.)
     try:
         import socket
-        sock = resp.fp.raw._sock
+        sock = getattr(resp, "sock", None) or resp.fp.raw._sock
         sock.shutdown(socket.SHUT_RDWR)
     except Exception:
         pass

@@ -1384,6 +1384,17 @@ class ModernHttp(FakeHttp):
                       "cacheScope": "public", "_meta": {META + "serverInfo": {"name": "modern-http", "version": "3"}}}
         elif method == "tools/list":
             result = {"tools": self.TOOLS, "ttlMs": 0, "cacheScope": "public"}
+        elif method == "tools/call" and msg["params"]["name"] == "slow" and not self.cfg.get("sse"):
+            # Work for a while, watching whether the client hangs up (a 2026-07-28 cancel).
+            import select
+            import socket
+            deadline = time.monotonic() + msg["params"]["arguments"]["s"]
+            while time.monotonic() < deadline:
+                if select.select([h.connection], [], [], 0.02)[0] and \
+                        h.connection.recv(1, socket.MSG_PEEK) == b"":
+                    self.answers["slow_aborted"] = True
+                    return
+            result = {"content": [], "structuredContent": {}}
         elif method == "tools/call":
             if self.cfg.get("mismatch_once") and not self.answers.get("mismatched"):
                 self.answers["mismatched"] = True
@@ -2222,3 +2233,17 @@ def test_oauth_unreadable_token_store_is_ignored(oauth_world, tmp_path):
         assert c.call("whoami") == ""
     assert json.loads(store.read_text())["resources"]
     assert oct(os.stat(str(store)).st_mode & 0o777) == "0o600"
+
+
+def test_modern_http_cancel_before_the_answer_starts(http_fake):
+    server = http_fake(ModernHttp)  # answers JSON, after the tool's work: nothing arrives until then
+    with Client(server.url) as c:
+        fut = c.submit("slow", s=2.0)
+        assert wait_for(lambda: any(p[3].get("params", {}).get("name") == "slow" for p in server.requests("POST")))
+        start = time.monotonic()
+        assert fut.cancel() is True
+        with pytest.raises(mcp_min.RequestCancelled):
+            fut.result()
+        assert wait_for(lambda: server.answers.get("slow_aborted"), 1.5)  # the server saw the hang-up
+        assert time.monotonic() - start < 1.9  # before its work would have ended
+        assert c.call("route", region="y")["mcp-param-region"] == "y"
