@@ -9,20 +9,74 @@ your project.
     >>> from mcp_min import Client
     >>> Client(["python", "examples/calc.py"]).call("add", a=1, b=2)
     3
+
+How it works
+------------
+Layers, top to bottom of this file: constants; errors; a JSON-RPC core with no
+I/O (message building, ``Future``, and ``_Dispatcher``, which owns request ids,
+the pending requests and the subscriptions, and routes what arrives); pure
+protocol helpers; transports behind one interface (``_Transport``: stdio,
+Streamable HTTP, legacy HTTP+SSE; every HTTP byte goes through ``_HttpEngine``);
+``_Session`` (version negotiation, sending, settling answers) and ``_Inbox``
+(what the server sends unasked); ``Client``; the OAuth plug-in; the CLI.
+
+Threads.  stdio: ``mcp_min-reader-<pid>`` reads the server's stdout and routes
+every message; ``mcp_min-stderr-<pid>`` keeps the tail of its stderr.  HTTP has
+no reader: the thread that POSTs a request reads its answer (JSON or SSE) and
+routes it -- the caller's own thread in ``call()``, one ``mcp_min-http-<id>``
+thread per ``submit()``.  Server-initiated streams have their own reader
+(``mcp_min-get-stream``, ``mcp_min-sse``).  User code never runs on a reader:
+notifications, progress, logs and stderr lines run in order on
+``mcp_min-events``; server requests on up to 8 ``mcp_min-answer`` threads (then
+queued on ``mcp_min-answers``), pings on ``mcp_min-ping``.
+
+Settling.  A ``Future`` is a one-slot queue: the routing thread puts the raw
+answer in it; ``result()`` takes it on the waiting thread and only there turns
+it into a value.  So the session's repeats (a new HTTP session after a 404, a
+fresh tools/list after -32020) and the input rounds of 2026-07-28 run on the
+caller's thread, never on a reader.  (The queue replaced a lock latch: same
+speed, and the design is the one a reader expects.)
+
+Era policy.  ``protocol_version="auto"`` first asks ``server/discover``.  A
+result listing versions picks the newest common one; 2026-07-28 is stateless
+(every request carries our ``_meta``).  A JSON-RPC error, an HTTP 4xx, no
+answer within ``probe_timeout`` or a server that dies means a handshake-era
+server: mcp_min restarts a dead stdio server and sends ``initialize``.  Older
+servers ignore, reject or choke on unknown methods, and waiting longer would
+slow every one of them down.  Authorization failures are never an era verdict.
+
+HTTP.  One ``urllib`` opener (proxies from the environment, one TLS context)
+with mcp_min's own connection handler: it keeps connections alive (a new TCP
+connection per call would triple a call's cost), follows redirects only for
+GET and drops credentials when they leave the origin, and a deadline thread
+cuts a connection whose request outlived its deadline, byte trickles included.
 """
+
+import sys
+
+if sys.version_info < (3, 8):  # the rest of the file still parses on 3.6, so this can say it plainly
+    _MESSAGE = "mcp_min needs Python 3.8 or newer; this is Python %d.%d" % sys.version_info[:2]
+    if __name__ == "__main__":
+        sys.exit("mcp_min: " + _MESSAGE)
+    raise ImportError(_MESSAGE)
 
 import base64
 import collections
 import itertools
 import json
 import logging
+import math
 import os
-import sys
 import threading
 import time
 import weakref
 
-__version__ = "0.1.0"
+try:
+    from _queue import Empty as _Empty, SimpleQueue  # every Future's one-slot queue, without queue.py's imports
+except ImportError:  # interpreters without the C module
+    from queue import Empty as _Empty, SimpleQueue
+
+__version__ = "0.2.0"
 
 __all__ = [
     "Client", "Future", "Subscription", "McpError", "RequestError", "ResourceNotFound",
@@ -33,6 +87,11 @@ __all__ = [
 _log = logging.getLogger("mcp_min")
 _server_log = logging.getLogger("mcp_min.server")
 
+
+# ---------------------------------------------------------------------------
+# Constants: every default and limit, with its reason
+# ---------------------------------------------------------------------------
+
 # Protocol revisions, newest first.  The first entry is what we offer.
 MODERN_VERSIONS = ("2026-07-28",)
 LEGACY_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
@@ -42,12 +101,28 @@ DEFAULT_TIMEOUT = 30.0  # seconds, connect included; the official SDKs use simil
 PROBE_TIMEOUT = 5.0  # the spec asks for a "reasonable" wait for server/discover;
 #                      enough for a slow interpreter start, short enough to fall back.
 CLOSE_GRACE = 2.0  # seconds a server gets after stdin EOF, then again after SIGTERM.
+LONGEST_WAIT = 30 * 86400.0  # a longer timeout means "no practical limit"; every lock, socket and
+#                              select() accepts this on every platform (Windows stops near 49 days).
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024  # one JSON-RPC message; larger is dropped, not buffered.
 STDERR_LINES = 200  # stderr lines kept for error messages and Client.stderr.
+STDERR_LINE_CHARS = 1000  # one kept stderr line; a server printing a blob must not fill memory.
+STDERR_SHOWN = 10  # stderr lines quoted in a ConnectionClosed message.
 MAX_QUEUED_CALLBACKS = 10000  # notifications waiting for a slow callback before we drop more.
 MAX_ANSWER_THREADS = 8  # server requests answered at once; more wait their turn in order.
 MAX_INPUT_ROUNDS = 8  # input_required round trips before we give up on a request.
 MAX_PAGES = 1000  # pages followed by list_* before a cursor loop is assumed.
+HTTP_POOL_SIZE = 8  # idle kept-alive connections per HTTP server; as many as threads usually share.
+HTTP_READ_CHUNK = 64 * 1024  # bodies are read in pieces: Python 3.8/3.9 allocate a whole read(n)
+#                              up front, so one read of MAX_MESSAGE_BYTES cost 64 MiB per call.
+HTTP_ERROR_BODY = 64 * 1024  # what we keep of a non-2xx body: enough to explain, no more.
+HTTP_MAX_REDIRECTS = 5  # GET redirects followed (urllib allows 10; a loop is a loop either way).
+SSE_RESUME_ATTEMPTS = 5  # reconnects (GET + Last-Event-ID) of one dropped answer stream.
+SSE_RETRY_CAP = 10.0  # seconds: the longest `retry:` we honour, so a server cannot park us.
+GET_STREAM_ATTEMPTS = 5  # failed (re)connects of the standalone GET stream before we stop trying.
+GET_STREAM_READY = 5.0  # seconds we wait for the GET stream to open before notifications/initialized.
+SESSION_DELETE_TIMEOUT = 5.0  # seconds for the DELETE that ends an HTTP session on close().
+DEADLINE_THREAD_IDLE = 30.0  # seconds the deadline thread waits for work before it exits.
+MAX_AUTH_RETRIES = 2  # authorizations for one HTTP request: a 401, then one 403 step-up.
 _TRACE_CHARS = 4000  # a traced message longer than this is shortened in the log.
 
 _META_PREFIX = "io.modelcontextprotocol/"
@@ -59,13 +134,10 @@ _CLIENT_INFO = {"name": "mcp_min", "version": __version__}
 # ---------------------------------------------------------------------------
 
 # JSON-RPC and MCP error codes, in one table.
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 RESOURCE_NOT_FOUND = -32002  # up to 2025-11-25; 2026-07-28 uses INVALID_PARAMS
-URL_ELICITATION_REQUIRED = -32042  # 2025-11-25 only
 HEADER_MISMATCH = -32020  # 2026-07-28
 MISSING_CLIENT_CAPABILITY = -32021  # 2026-07-28
 UNSUPPORTED_PROTOCOL_VERSION = -32022  # 2026-07-28
@@ -73,13 +145,29 @@ _MODERN_ERRORS = (HEADER_MISMATCH, MISSING_CLIENT_CAPABILITY, UNSUPPORTED_PROTOC
 
 
 class McpError(Exception):
-    """Base class of every error mcp_min raises."""
+    """Base class of every error mcp_min raises.
+
+    Every subclass pickles and copies with its attributes (so it crosses
+    ``multiprocessing`` and ``concurrent.futures`` process pools intact).
+    """
+
+    def __reduce__(self):
+        # The default rebuilds an exception from ``args`` alone, which fails for
+        # subclasses whose __init__ takes other arguments; restore the object instead.
+        return _rebuild_error, (type(self), self.args), self.__dict__
+
+
+def _rebuild_error(cls, args):
+    error = cls.__new__(cls)
+    error.args = args
+    return error
 
 
 class RequestError(McpError):
     """The server answered a request with a JSON-RPC error.
 
-    Attributes: ``code`` (int), ``message`` (str), ``data`` (any JSON or None).
+    Attributes: ``code`` (int), ``message`` (str), ``data`` (any JSON or None),
+    ``method`` (the request's method).
     """
 
     def __init__(self, code, message, data=None, method=None):
@@ -88,7 +176,7 @@ class RequestError(McpError):
         if method:
             text = "%s failed: %s" % (method, text)
         if data is not None:
-            text += ": " + _shorten(json.dumps(data), 300)
+            text += ": " + _shorten(_dumps_for_humans(data), 300)
         McpError.__init__(self, text)
 
 
@@ -144,9 +232,9 @@ class HttpError(McpError):
 class AuthRequired(HttpError):
     """The server wants (other) credentials: HTTP 401, or 403 with insufficient scope.
 
-    ``challenge`` holds the ``WWW-Authenticate`` Bearer parameters; the common
-    ones are also attributes: ``resource_metadata`` (URL of the protected
-    resource metadata), ``scope``, ``error``, ``error_description``.
+    ``challenge`` holds the ``WWW-Authenticate`` parameters; the common ones
+    are also attributes: ``resource_metadata`` (URL of the protected resource
+    metadata), ``scope``, ``error``, ``error_description``.
     """
 
     def __init__(self, url, status, body, challenge):
@@ -156,16 +244,27 @@ class AuthRequired(HttpError):
         self.scope = challenge.get("scope")
         self.error = challenge.get("error")
         self.error_description = challenge.get("error_description")
-        hint = " (pass headers={'Authorization': 'Bearer <token>'}"
+        hint = " (pass headers={'Authorization': 'Bearer <token>'} or auth=...)"
         if self.resource_metadata:
-            hint += "; resource metadata at %s" % self.resource_metadata
+            hint = hint[:-1] + "; resource metadata at %s)" % self.resource_metadata
         if self.scope:
-            hint += "; scope %r" % self.scope
-        self.args = (self.args[0] + hint + ")",)
+            hint = hint[:-1] + "; scope %r)" % self.scope
+        self.args = (self.args[0] + hint,)
+
+
+class AuthError(McpError):
+    """The OAuth flow failed: what was fetched, what was wrong, what to do.
+
+    ``error`` and ``error_description`` hold the authorization server's error, if any.
+    """
+
+    def __init__(self, message, error=None, error_description=None):
+        McpError.__init__(self, message)
+        self.error, self.error_description = error, error_description
 
 
 class _SessionExpired(ConnectionClosed):
-    """Internal: HTTP 404 for a request that carried a session id."""
+    """Internal: HTTP 404 for a request that carried a session id (the server forgot it)."""
 
     def __init__(self, message, session_id):
         ConnectionClosed.__init__(self, message)
@@ -178,17 +277,80 @@ def _shorten(text, limit):
     return "%s... (%d more characters)" % (text[:limit], len(text) - limit)
 
 
+def _dumps_for_humans(value):
+    """JSON for an error message or a log line; never fails (server data can be anything)."""
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))[:100000]
+    except (ValueError, TypeError, RecursionError):
+        return repr(value)[:100000]
+
+
 # ---------------------------------------------------------------------------
-# JSON-RPC core: encoding, ids, futures.  No I/O here.
+# JSON-RPC core: messages, encoding, deadlines, futures, routing.  No I/O here.
 # ---------------------------------------------------------------------------
 
-_dumps = json.JSONEncoder(separators=(",", ":")).encode  # ASCII only, so no raw newline can appear
-_loads = json.JSONDecoder().decode  # takes str; json.loads would also sniff the encoding of bytes
+# UTF-8 on the wire (ASCII escapes would triple the size of non-Latin text).  Framing stays
+# safe: JSON escapes every control character, so no raw newline can appear in a message,
+# and U+2028/U+2029 are not line ends for a byte-level reader.  NaN and Infinity are not JSON.
+_dumps = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
+_dumps_ascii = json.JSONEncoder(allow_nan=False, separators=(",", ":")).encode  # escapes lone surrogates
+_decode_str = json.JSONDecoder().decode  # takes str; json.loads would also sniff the encoding of bytes
+
+
+def _to_json(value):
+    """``value`` as JSON text; ValueError (never a bare token) for what JSON cannot carry."""
+    try:
+        return _dumps(value)
+    except ValueError as e:
+        raise ValueError("cannot send %s: NaN and Infinity are not JSON" % _shorten(repr(value), 100)) \
+            if "not JSON compliant" in str(e) else e
+    except RecursionError:
+        raise ValueError("cannot send a value nested this deeply")
+
+
+def _utf8(text, value):
+    """JSON text as bytes.  A lone surrogate (possible in a Python str) has no UTF-8 form:
+    such a message goes out ASCII-escaped, which is still valid JSON."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _dumps_ascii(value).encode("ascii")
 
 
 def _encode_line(msg):
-    """One message as one line of bytes (stdio framing)."""
-    return (_dumps(msg) + "\n").encode("ascii")
+    """One message as one line of bytes (stdio framing; HTTP bodies use the same bytes)."""
+    return _utf8(_to_json(msg), msg) + b"\n"
+
+
+def _decode(data):
+    """A message from bytes; ValueError for anything that is not JSON text, including input
+    nested too deeply for the decoder (which would otherwise kill the reading thread)."""
+    try:
+        return _decode_str(data.decode("utf-8") if isinstance(data, bytes) else data)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply")
+
+
+def _request(request_id, method, params=None):
+    msg = {"jsonrpc": "2.0", "id": request_id, "method": method}
+    if params is not None:
+        msg["params"] = params
+    return msg
+
+
+def _notification(method, params=None):
+    msg = {"jsonrpc": "2.0", "method": method}
+    if params is not None:
+        msg["params"] = params
+    return msg
+
+
+def _response(request_id, result):
+    return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+
+def _error_response(request_id, code, message):
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
 
 
 def _is_id(value):
@@ -198,20 +360,61 @@ def _is_id(value):
 
 
 def _error_from(msg, method=None):
+    """The exception for an error answer."""
     err = msg.get("error")
     if not isinstance(err, dict):
-        return McpError("malformed error answer to %s: %s" % (method, _shorten(_dumps(msg), 200)))
+        return McpError("malformed error answer to %s: %s" % (method, _shorten(_dumps_for_humans(msg), 200)))
     code = err.get("code")
-    return RequestError(code if type(code) is int else INTERNAL_ERROR, str(err.get("message", "")),
-                        err.get("data"), method)
+    message = err.get("message")
+    return RequestError(code if type(code) is int else INTERNAL_ERROR,
+                        message if isinstance(message, str) else _dumps_for_humans(message), err.get("data"), method)
 
 
 def _trace(direction, msg):
-    text = msg[:-1].decode("ascii") if isinstance(msg, bytes) else _dumps(msg)
-    if len(text) > _TRACE_CHARS:
-        text = _shorten(text, _TRACE_CHARS)
-    _log.debug("%s %s", direction, text)
+    """The wire trace: one DEBUG line per message (credentials never travel in messages)."""
+    if isinstance(msg, bytes):
+        text = msg.decode("utf-8", "replace").rstrip("\n")
+    else:
+        text = _dumps_for_humans(msg)
+    _log.debug("%s %s", direction, _shorten(text, _TRACE_CHARS))
 
+
+# -- deadlines ---------------------------------------------------------------
+# A deadline is a time.monotonic() value, or None for "no deadline".
+
+_DEFAULT = object()  # "the caller gave no timeout": use the client's
+
+
+def _timeout_arg(value, default=None, name="timeout"):
+    """Check a timeout argument.  Returns seconds, or None for no deadline.
+
+    Omitted (``_DEFAULT``) -> ``default``; ``None`` or infinity -> None; a positive
+    finite number -> itself, at most LONGEST_WAIT; anything else -> ValueError."""
+    if value is _DEFAULT:
+        return default
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value) or value <= 0:
+        raise ValueError("%s must be a positive number of seconds or None, not %r" % (name, value))
+    return None if math.isinf(value) else min(float(value), LONGEST_WAIT)
+
+
+def _deadline_after(seconds):
+    return None if seconds is None else time.monotonic() + seconds
+
+
+def _remaining(deadline):
+    """Seconds left before ``deadline`` (never negative), or None when there is none."""
+    if deadline is None:
+        return None
+    return min(max(deadline - time.monotonic(), 0.0), LONGEST_WAIT)
+
+
+def _expired(deadline):
+    return deadline is not None and time.monotonic() >= deadline
+
+
+# -- futures -------------------------------------------------------------------
 
 class Future(object):
     """The pending answer to one request, as returned by ``Client.submit``.
@@ -220,42 +423,44 @@ class Future(object):
     ``cancel()`` withdraws the request (the server is told).
     """
 
-    __slots__ = ("_session", "id", "method", "_params", "_timeout", "_deadline", "_cancellable", "_finish",
-                 "_latch", "_msg", "_outcome", "progress", "_settling", "__weakref__")
+    __slots__ = ("id", "method", "params", "timeout", "deadline", "progress", "finish", "cancellable", "_slot",
+                 "_answer", "_outcome", "_settling", "_settle", "_withdraw", "_keepalive", "__weakref__")
 
-    def __init__(self, session, request_id, method, params, timeout, finish, progress, cancellable=True):
-        self._session = session
+    def __init__(self, request_id, method, params, timeout, progress, settle, withdraw, finish=None,
+                 cancellable=True):
         self.id = request_id
         self.method = method
-        self._params = params
-        self._timeout = timeout
-        self._deadline = None if timeout is None else time.monotonic() + timeout
-        self._cancellable = cancellable  # initialize and the discovery probe must not be cancelled
-        self._finish = finish  # turns the raw answer into the caller's value; may block (MRTR)
-        self._latch = threading.Lock()  # a one-slot queue: held until the answer is set
-        self._latch.acquire()
-        self._msg = None  # the answer message, or an McpError that ended the request
-        self._outcome = None  # (value, error) once computed
+        self.params = params
+        self.timeout = timeout  # seconds or None, for messages
+        self.deadline = _deadline_after(timeout)
         self.progress = progress
-        self._settling = threading.Lock()  # several threads may wait; one settles the answer
+        self.finish = finish  # result dict -> the caller's value (None: the dict itself)
+        self.cancellable = cancellable  # initialize and the discovery probe must not be cancelled
+        self._slot = SimpleQueue()  # the router puts the answer here, once
+        self._answer = None  # the answer message, or the McpError that ended the request
+        self._outcome = None  # (value, error) once settled
+        self._settling = threading.Lock()  # several threads may wait; one settles
+        self._settle = settle  # (future, answer) -> value, on the waiting thread; may block (input rounds)
+        self._withdraw = withdraw  # (future, reason) -> False when the answer had already come
+        self._keepalive = None  # the Client, while this is pending (a one-liner's client lives on)
 
-    def _set(self, msg):
-        # Called once, by whoever removed this future from the pending map.
-        self._msg = msg
-        self._latch.release()
+    def _put(self, answer):
+        # By whoever removed this future from the pending map: exactly once.
+        self._answer = answer
+        self._slot.put(answer)
 
     def done(self):
         """True once the answer (or a failure) has arrived."""
-        return self._msg is not None
+        return self._answer is not None
 
     def cancel(self, reason="cancelled by the client"):
         """Withdraw the request: the server is told, ``result()`` raises RequestCancelled.
 
         Returns False when the answer had already arrived.
         """
-        if not self._session._withdraw(self, reason):
+        if not self._withdraw(self, reason):
             return False
-        self._set(RequestCancelled("%s %s" % (self.method, reason)))
+        self._put(RequestCancelled("%s %s" % (self.method, reason)))
         return True
 
     def result(self, timeout=None):
@@ -266,333 +471,392 @@ class Future(object):
         raised.  A smaller ``timeout`` here only limits this wait.
         """
         if self._outcome is None:
-            if self._msg is None:
-                self._wait(timeout)
+            answer = self._wait(timeout)
             with self._settling:
                 if self._outcome is None:
-                    if self.progress is not None:  # progress sent before the answer is seen before it
-                        self._session._events.drain(self._deadline)
-                    self._outcome = self._settle(self._msg)
+                    try:
+                        self._outcome = (self._settle(self, answer), None)
+                    except McpError as e:
+                        self._outcome = (None, e)
+                    self._keepalive = None
         value, error = self._outcome
         if error is not None:
             raise error
         return value
 
-    def _settle(self, msg):
-        """(value, error) from the answer, after the one retry the protocol may ask for."""
-        if self.method != "initialize":
-            if isinstance(msg, _SessionExpired):
-                # HTTP 404 on our session: initialize again, then repeat the request once.
-                msg = self._repeat(lambda: self._session._restart_session(msg))
-            elif self.method == "tools/call" and isinstance(msg, dict) and isinstance(msg.get("error"), dict) \
-                    and msg["error"].get("code") == HEADER_MISMATCH:
-                # Our Mcp-Param-* headers may follow an outdated tools/list: refetch it, repeat once.
-                msg = self._repeat(lambda: self._session.list_tools(True))
-        if isinstance(msg, BaseException):
-            return None, msg
-        if "error" in msg:
-            return None, _error_from(msg, self.method)
+    def _wait(self, timeout=None):
+        """Wait for the raw answer (a message dict, or the McpError that ended the request)."""
+        if self._answer is not None:
+            return self._answer
+        local = None
+        if timeout is not None:
+            if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or math.isnan(timeout):
+                raise ValueError("timeout must be a number of seconds or None, not %r" % (timeout,))
+            local = min(max(float(timeout), 0.0), LONGEST_WAIT)
+        wait = _remaining(self.deadline)
+        if local is not None and (wait is None or local < wait):
+            try:
+                return self._take(local)
+            except _Empty:
+                raise RequestTimeout("no answer to %s within %.3g s (still waiting)" % (self.method, local))
         try:
-            return self._finish(self, msg.get("result")), None
-        except McpError as e:
-            return None, e
-
-    def _repeat(self, prepare):
-        try:
-            prepare()
-            left = None if self._deadline is None else max(self._deadline - time.monotonic(), 0)
-            retry = self._session.submit(self.method, self._params, left, self.progress, inline=True, raw=True)
-        except McpError as e:
-            return e
-        if retry._msg is None:  # (its answer is taken as it comes: a retry is not retried)
-            retry._wait(None)
-        return retry._msg
-
-    def _wait(self, timeout):
-        wait = None if self._deadline is None else max(self._deadline - time.monotonic(), 0)
-        local = timeout is not None and (wait is None or timeout < wait)
-        if local:
-            wait = max(timeout, 0)
-        if self._latch.acquire(True, -1 if wait is None else wait):
-            self._latch.release()  # leave it open for other waiters
-            return
-        if local:
-            raise RequestTimeout("no answer to %s within %.3g s (still waiting)" % (self.method, timeout))
-        if self._session._withdraw(self, "timed out after %.3g s" % self._timeout):
-            self._set(RequestTimeout("no answer to %s within %.3g s%s" % (
-                self.method, self._timeout, "; request cancelled" if self._cancellable else "")))
-        else:  # the answer won the race
-            self._latch.acquire()
-            self._latch.release()
-
-
-# ---------------------------------------------------------------------------
-# Transports.  Each moves messages and reports what it receives to a sink:
-#   sink._on_message(msg)            a decoded message (dict or list) arrived
-#   sink._on_request_failed(id, exc) one request cannot be answered (HTTP)
-#   sink._on_closed(exc)             the connection is gone (called once)
-# and offers start(sink), send(msg, deadline, inline, headers), abort(id), close().
-# ---------------------------------------------------------------------------
-
-# Variables a server may reasonably need; the rest of the caller's environment
-# (API keys, tokens) is passed only when asked for.
-_SAFE_ENV = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR",
-             "TZ") if os.name != "nt" else (
-    "APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATH", "PATHEXT", "PROCESSOR_ARCHITECTURE",
-    "SYSTEMDRIVE", "SYSTEMROOT", "TEMP", "TMP", "USERNAME", "USERPROFILE", "PROGRAMFILES", "COMSPEC")
-
-
-def _server_env(env, inherit):
-    base = dict(os.environ) if inherit else {k: os.environ[k] for k in _SAFE_ENV if k in os.environ}
-    base.update(env or {})
-    return base
-
-
-class _StdioTransport(object):
-    """A server process spoken to over its stdin/stdout, one JSON message per line."""
-
-    kind = "stdio"
-
-    def __init__(self, argv, env=None, inherit_env=False, cwd=None, on_stderr=None, timeout=DEFAULT_TIMEOUT):
-        self.argv = list(argv)
-        self.timeout = timeout  # bounds a write even for requests without a deadline
-        self.name = "server %r" % " ".join(self.argv)
-        self._env = _server_env(env, inherit_env)
-        self._cwd = cwd
-        self._on_stderr = on_stderr
-        self.stderr_tail = collections.deque(maxlen=STDERR_LINES)
-        self._write_lock = threading.Lock()
-        self._proc = None
-        self._closing = False
-        self._drop_reason = None  # set when we kill the server ourselves, and why
-        self._threads = []
-        self.modern = False
-        self.protocol_version = None
-
-    def start(self, sink):
-        import subprocess  # here, not at the top: HTTP-only users never need it
-        if not self.argv:
-            raise ValueError("the server command is empty")
-        try:
-            self._proc = subprocess.Popen(
-                self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                env=self._env, cwd=self._cwd, close_fds=True,
-                # Own process group, so close() also reaches what a launcher (npx, uv) spawned.
-                start_new_session=(os.name == "posix"))
-        except OSError as e:
-            raise ConnectionClosed("cannot start %s: %s" % (self.name, e.strerror or e))
-        self._stdin_fd = self._proc.stdin.fileno()
-        if os.name == "posix":  # lets a write give up when the server stops reading
-            os.set_blocking(self._stdin_fd, False)
-        pid = self._proc.pid
-        for name, target in (("reader", self._read_loop), ("stderr", self._stderr_loop)):
-            t = threading.Thread(target=target, args=(sink,) if name == "reader" else (),
-                                 name="mcp_min-%s-%d" % (name, pid), daemon=True)
-            self._threads.append(t)
-        for t in self._threads:
-            t.start()
-
-    # -- receiving -------------------------------------------------------
-    def _read_loop(self, sink):
-        readline = self._proc.stdout.readline
-        on_message = sink._on_message
-        try:
-            while True:
-                line = readline(MAX_MESSAGE_BYTES)
-                if not line:
-                    break
-                if len(line) >= MAX_MESSAGE_BYTES and line[-1:] != b"\n":
-                    dropped = len(line)
-                    while line and line[-1:] != b"\n":
-                        line = readline(1 << 20)
-                        dropped += len(line)
-                    _log.warning("%s sent a message of over %d bytes; dropped it", self.name, dropped)
-                    continue
-                try:
-                    msg = _loads(line.decode("utf-8"))
-                except ValueError:  # UnicodeDecodeError included
-                    if line.strip():  # blank lines and bare CRs are tolerated silently
-                        _log.warning("%s wrote a line that is not JSON: %s", self.name,
-                                     _shorten(repr(line), 200))
-                    continue
-                try:
-                    on_message(msg)
-                except Exception:  # a bug in dispatch must not end the reader
-                    _log.exception("error dispatching a message from %s", self.name)
-        except (OSError, ValueError):
-            pass  # the pipe was closed under us by close()
-        finally:
-            sink._on_closed(self._closed_error())
-
-    def _stderr_loop(self):
-        readline = self._proc.stderr.readline
-        tail = self.stderr_tail
-        try:
-            while True:
-                line = readline(65536)
-                if not line:
-                    return
-                text = line.decode("utf-8", "replace").rstrip("\r\n")
-                tail.append(_shorten(text, 1000))
-                if self._on_stderr is not None:
-                    try:
-                        self._on_stderr(text)
-                    except Exception:
-                        _log.exception("on_stderr callback failed")
-        except (OSError, ValueError):
+            return self._take(wait)
+        except _Empty:
             pass
+        if self._withdraw(self, "timed out after %.3g s" % self.timeout):
+            self._put(RequestTimeout("no answer to %s within %.3g s%s" % (
+                self.method, self.timeout, "; request cancelled" if self.cancellable else "")))
+        return self._take(None)  # ours, or the answer that won the race
 
-    def _closed_error(self):
-        import subprocess
-        if self._closing:
-            return ConnectionClosed("client closed the connection to %s" % self.name)
-        try:
-            code = self._proc.wait(1.0)
-        except subprocess.TimeoutExpired:
-            code = None
-        self._threads[1].join(0.5)  # let the last stderr lines arrive
-        tail = list(self.stderr_tail)
-        if self._drop_reason is not None:
-            text = self._drop_reason
-        elif code is None:
-            text = "%s closed its stdout" % self.name
-        elif code < 0:
-            import signal
-            try:
-                name = signal.Signals(-code).name
-            except ValueError:
-                name = "signal %d" % -code
-            text = "%s was killed by %s" % (self.name, name)
-        else:
-            text = "%s exited with code %s" % (self.name, code)
-        if tail:
-            shown = tail[-10:]
-            more = " (%d earlier lines not shown)" % (len(tail) - len(shown)) if len(tail) > len(shown) else ""
-            detail = "; last stderr lines%s:\n  %s" % (more, "\n  ".join(shown))
-        else:
-            detail = " (no stderr output)"
-        return ConnectionClosed(text, code, tail, detail)
+    def _take(self, wait):
+        answer = self._slot.get(True, wait)
+        self._slot.put(answer)  # leave it for any other waiter
+        return answer
 
-    # -- sending ---------------------------------------------------------
-    def send(self, msg, deadline=None, inline=False, headers=None, data=None):
-        data = data or _encode_line(msg)
-        lock = self._write_lock
-        if deadline is None:
-            deadline = time.monotonic() + self.timeout
-        if not lock.acquire(True, max(deadline - time.monotonic(), 0)):
-            raise RequestTimeout("%s is not reading its stdin" % self.name)
-        try:
-            self._write_all(data, deadline)
-        finally:
-            lock.release()
 
-    def _write_all(self, data, deadline):
-        fd = self._stdin_fd
-        try:
-            n = os.write(fd, data)
-            if n == len(data):
-                return  # the usual case: the pipe had room
-        except BlockingIOError:
-            n = 0
-        except (OSError, ValueError) as e:
-            raise ConnectionClosed("cannot write to %s: %s" % (self.name, e))
-        view = memoryview(data)[n:]
-        while view:  # pipe full: wait until the server reads, within the deadline
-            import select
-            wait = None if deadline is None else deadline - time.monotonic()
-            if wait is not None and wait <= 0 or not select.select([], [fd], [], wait)[1]:
-                if len(view) == len(data):  # nothing went out: the stream is still in sync
-                    raise RequestTimeout("%s is not reading its stdin" % self.name)
-                # Part of a message went out: the stream can no longer be trusted.
-                self._drop_reason = "%s stopped reading its stdin; mcp_min dropped the connection" % self.name
-                self._kill()
-                raise ConnectionClosed(self._drop_reason)
-            try:
-                view = view[os.write(fd, view):]
-            except BlockingIOError:
-                pass
-            except (OSError, ValueError) as e:
-                raise ConnectionClosed("cannot write to %s: %s" % (self.name, e))
 
-    def abort(self, request_id):
-        return False  # stdio cancels with notifications/cancelled only
+# -- routing -------------------------------------------------------------------
 
-    def connected(self):
-        pass
+class _Dispatcher(object):
+    """The JSON-RPC core of one connection: request ids, the pending requests and the
+    open subscriptions, all under one lock, and the routing of every message that arrives.
 
-    def fallback(self, error):
-        return None
+    A transport delivers to it (it is the transport's *router*): ``receive(msg)`` for a
+    decoded message, ``fail(request_id, error)`` when one request cannot be answered,
+    ``closed(error)`` when the connection is gone, ``is_pending(request_id)``.  An answer
+    settles its Future; a server request goes to ``on_request(msg)``, a notification to
+    ``on_notification(method, params)``.  No I/O and no user code run here.
+    """
 
-    # -- shutting down ---------------------------------------------------
-    def close(self):
-        """Close stdin, wait, SIGTERM, wait, SIGKILL; then reap and join (bounded)."""
-        import subprocess
-        proc = self._proc
-        if proc is None or self._closing:
-            return
-        self._closing = True
-        if self._write_lock.acquire(True, CLOSE_GRACE):
-            try:
-                proc.stdin.close()
-            except OSError:
-                pass
-            finally:
-                self._write_lock.release()
-        else:  # a writer is stuck on a server that does not read: stop the server instead
-            self._kill()
-        try:
-            proc.wait(CLOSE_GRACE)
-        except subprocess.TimeoutExpired:
-            self._signal("SIGTERM")
-            try:
-                proc.wait(CLOSE_GRACE)
-            except subprocess.TimeoutExpired:
-                self._kill()
-        if os.name == "posix":
-            self._signal("SIGKILL")  # stragglers in the server's process group
-        me = threading.current_thread()
-        alive = False
-        for t in self._threads:
-            if t is not me:
-                t.join(CLOSE_GRACE)
-            alive = alive or t.is_alive()
-        if not alive:  # closing a pipe a live thread is reading could block; leave those to exit
-            for f in (proc.stdout, proc.stderr):
-                try:
-                    f.close()
-                except OSError:
-                    pass
+    def __init__(self, on_request, on_notification):
+        self._on_request = on_request
+        self._on_notification = on_notification
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+        self._pending = {}  # request id -> Future
+        self._subscriptions = {}  # listen request id (or, handshake era, a token) -> Subscription
+        self.error = None  # the ConnectionClosed that ended the connection: later requests fail at once
 
-    def _signal(self, name):
-        proc = self._proc
-        try:
-            if os.name == "posix":
-                import signal
-                os.killpg(proc.pid, getattr(signal, name))
-            elif name == "SIGTERM":
-                proc.terminate()
+    # -- the session's side ------------------------------------------------------
+    def next_id(self):
+        with self._lock:
+            return next(self._ids)
+
+    def add(self, fut, subscription=None):
+        """Register a request about to be sent (so its answer finds it).  Raises the
+        connection's error when it is gone."""
+        with self._lock:
+            if self.error is not None:
+                raise self.error
+            self._pending[fut.id] = fut
+            if subscription is not None:  # registered before sending: no notification can miss it
+                self._subscriptions[fut.id] = subscription
+
+    def withdraw(self, request_id):
+        """Remove a pending request; returns its Future, or None when it had already ended."""
+        with self._lock:
+            return self._pending.pop(request_id, None)
+
+    def pending(self, request_id):
+        with self._lock:
+            return self._pending.get(request_id)
+
+    def subscribe(self, key, subscription):
+        with self._lock:
+            self._subscriptions[key] = subscription
+
+    def unsubscribe(self, subscription):
+        with self._lock:
+            for key in [k for k, s in self._subscriptions.items() if s is subscription]:
+                del self._subscriptions[key]
+
+    def subscription(self, key):
+        with self._lock:
+            return self._subscriptions.get(key)
+
+    def subscriptions(self):
+        with self._lock:
+            return list(self._subscriptions.values())
+
+    def reset(self):
+        """A new connection (a restarted stdio server) starts with no error."""
+        with self._lock:
+            self.error = None
+
+    # -- the transport's side (the router) ----------------------------------------
+    def is_pending(self, request_id):
+        with self._lock:
+            return request_id in self._pending
+
+    def receive(self, msg):
+        """Route one decoded message."""
+        if _log.isEnabledFor(logging.DEBUG):
+            _trace("<-", msg)
+        if type(msg) is not dict:
+            if isinstance(msg, list):  # a 2025-03-26 batch
+                for m in msg:
+                    self.receive(m)
             else:
-                proc.kill()
-        except (OSError, ValueError):
-            pass  # already gone
+                _log.warning("ignored a message that is not an object: %s", _shorten(repr(msg), 200))
+            return
+        method = msg.get("method")
+        if method is None:
+            self._answer(msg)
+        elif "id" in msg:
+            if _is_id(msg["id"]) and isinstance(method, str):
+                self._on_request(msg)
+            else:
+                _log.warning("ignored a malformed request: %s", _shorten(_dumps_for_humans(msg), 200))
+        elif isinstance(method, str):
+            params = msg.get("params")
+            self._on_notification(method, params if isinstance(params, dict) else {})
+        else:
+            _log.warning("ignored a message whose method is not a string: %s", _shorten(_dumps_for_humans(msg), 200))
 
-    def _kill(self):
-        import subprocess
-        self._signal("SIGKILL")
-        try:
-            self._proc.wait(CLOSE_GRACE)
-        except subprocess.TimeoutExpired:
-            pass
+    def _answer(self, msg):
+        rid = msg.get("id")
+        with self._lock:
+            fut = self._pending.pop(rid, None) if _is_id(rid) else None
+            ended = self._subscriptions.pop(rid, None) if fut is not None else None
+        if fut is not None:
+            fut._put(msg)
+            if ended is not None:  # the server ended a listen
+                ended._end(_error_from(msg, "subscriptions/listen") if "error" in msg else None)
+        elif "error" in msg and rid is None:
+            _log.warning("server reported an error: %s", _shorten(_dumps_for_humans(msg.get("error")), 500))
+        else:
+            _log.debug("ignored an answer to unknown request id %r", rid)
+
+    def fail(self, request_id, error):
+        """One request cannot be answered (HTTP: its POST failed)."""
+        with self._lock:
+            fut = self._pending.pop(request_id, None)
+            ended = self._subscriptions.pop(request_id, None)
+        if fut is not None:
+            fut._put(error)
+        if ended is not None:
+            ended._end(error)
+
+    def closed(self, error):
+        """The connection is gone: every pending request fails with ``error``, and so will later ones."""
+        with self._lock:
+            if self.error is None:
+                self.error = error
+            pending, self._pending = list(self._pending.values()), {}
+            ended = list(self._subscriptions.values())
+        for fut in pending:
+            fut._put(ConnectionClosed("%s before answering %s" % (getattr(error, "summary", error), fut.method),
+                                      getattr(error, "returncode", None), getattr(error, "stderr", ()),
+                                      getattr(error, "detail", "")))
+        for sub in ended:
+            sub._end(error)
 
 
-# -- HTTP helpers (pure) -----------------------------------------------------
+# ---------------------------------------------------------------------------
+# Protocol helpers: pure functions of MCP and HTTP details (tested in memory)
+# ---------------------------------------------------------------------------
+
+def _choose_version(supported):
+    """The newest version in both ``supported`` (what a server listed) and ours."""
+    for version in SUPPORTED_VERSIONS:
+        if version in supported:
+            return version
+    raise McpError("no protocol version in common: the server supports %s, mcp_min supports %s"
+                   % (_shorten(", ".join(map(str, supported)), 300), ", ".join(SUPPORTED_VERSIONS)))
+
+
+def _result_dict(method, result):
+    if not isinstance(result, dict):
+        raise McpError("%s answered with a result that is not an object: %s"
+                       % (method, _shorten(_dumps_for_humans(result), 200)))
+    return result
+
+
+def _field(result, key, kind, method, default=None):
+    """``result[key]`` checked against ``kind`` (the server may send anything)."""
+    value = result.get(key, default)
+    if value is None:
+        return default
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise McpError("%s answered with %r of the wrong type: %s"
+                       % (method, key, _shorten(_dumps_for_humans(value), 100)))
+    return value
+
+
+def _tool_value(result):
+    """The value a tool returned: structured content, else a lone text, else the content list."""
+    content = _field(result, "content", list, "tools/call", [])
+    if result.get("isError"):
+        text = "\n".join(str(c.get("text", "")) for c in content if isinstance(c, dict) and c.get("type") == "text")
+        raise ToolError(text or "the tool reported an error", result)
+    structured = result.get("structuredContent")
+    if structured is not None:
+        if isinstance(structured, dict) and len(structured) == 1 and "result" in structured:
+            return structured["result"]  # the Python SDKs wrap scalar returns this way
+        return structured
+    if len(content) == 1 and isinstance(content[0], dict) and content[0].get("type") == "text":
+        return content[0].get("text")
+    return content
+
+
+def _roots_result(roots):
+    if callable(roots):
+        return roots()
+    out = []
+    for r in roots:
+        if isinstance(r, dict):
+            out.append(r)
+            continue
+        uri = str(r)
+        if not uri.startswith("file://"):
+            import pathlib
+            uri = pathlib.Path(uri).resolve().as_uri()
+        out.append({"uri": uri, "name": uri.rstrip("/").rsplit("/", 1)[-1]})
+    return {"roots": out}
+
+
+def _apply_defaults(params, result):
+    """An accepted form leaves unset fields to their schema defaults (SEP-1034)."""
+    if not isinstance(result, dict) or result.get("action") != "accept":
+        return result
+    schema = params.get("requestedSchema") if isinstance(params, dict) else None
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    content = dict(result.get("content") or {})
+    for key, prop in (props.items() if isinstance(props, dict) else ()):
+        if key not in content and isinstance(prop, dict) and "default" in prop:
+            content[key] = prop["default"]
+    return dict(result, content=content)
+
+
+# -- HTTP details ---------------------------------------------------------------
+
+_TCHARS = frozenset("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
+def _clean_headers(headers, what="header"):
+    """The caller's HTTP headers, checked: names are tokens, values are text without line
+    breaks, surrounding whitespace (a token read from a file ends in a newline) removed.
+    Errors name the header, never its value (it is usually a credential)."""
+    out = {}
+    for name, value in (headers or {}).items():
+        if not isinstance(name, str) or not name or any(c not in _TCHARS for c in name):
+            raise ValueError("%s name %r is not a valid HTTP header name" % (what, name))
+        if not isinstance(value, str):
+            raise ValueError("%s %s: the value must be a string" % (what, name))
+        value = value.strip()
+        if any(c in value for c in "\r\n\0"):
+            raise ValueError("%s %s: the value contains a line break or NUL" % (what, name))
+        out[name] = value
+    return out
+
+
+def _valid_session_id(value):
+    # The spec allows visible ASCII only: anything else could smuggle header syntax.
+    return bool(value) and all("\x21" <= c <= "\x7e" for c in value)
+
+
+def _header_value(value):
+    """Encode a value for Mcp-Method / Mcp-Name / Mcp-Param-* headers (2026-07-28 rules)."""
+    text = value if isinstance(value, str) else ("true" if value is True else "false" if value is False
+                                                 else str(value))
+    plain = (text == text.strip(" \t") and all(c in " \t" or "\x21" <= c <= "\x7e" for c in text)
+             and not (text.startswith("=?base64?") and text.endswith("?=")))
+    if plain:
+        return text
+    return "=?base64?%s?=" % base64.b64encode(text.encode("utf-8", "surrogatepass")).decode("ascii")
+
+
+def _param_headers(tool):
+    """The ``x-mcp-header`` markings of a tool: a list of (path, header name).
+
+    Raises ValueError naming the reason when a marking is invalid (the tool
+    must then be hidden, as the 2026-07-28 revision asks).
+    """
+    found = []
+    seen = set()
+
+    def walk(schema, path):
+        props = schema.get("properties") if isinstance(schema, dict) else None
+        if not isinstance(props, dict) or len(path) > 32:
+            return
+        for key, sub in props.items():
+            if not isinstance(sub, dict):
+                continue
+            if "x-mcp-header" in sub:
+                name = sub["x-mcp-header"]
+                if not isinstance(name, str) or not name or any(c not in _TCHARS for c in name):
+                    raise ValueError("x-mcp-header %r is not a valid header name" % (name,))
+                if name.lower() in seen:
+                    raise ValueError("x-mcp-header %r is used twice" % name)
+                if sub.get("type") not in ("string", "integer", "boolean"):
+                    raise ValueError("x-mcp-header %r marks a property of type %r" % (name, sub.get("type")))
+                seen.add(name.lower())
+                found.append((path + (key,), name))
+            walk(sub, path + (key,))
+
+    schema = tool.get("inputSchema") if isinstance(tool, dict) else None
+    schema = schema if isinstance(schema, dict) else {}
+    # Markings under items/anyOf/$ref etc. are not reachable through properties alone.
+    text = _dumps_for_humans(schema)
+    walk(schema, ())
+    if text.count('"x-mcp-header"') != len(found):
+        raise ValueError("an x-mcp-header marking is not reachable through properties alone")
+    return found
+
+
+def _media_type(headers):
+    """The lower-cased media type of a Content-Type header, without parameters."""
+    return (headers.get("Content-Type") or "").split(";")[0].strip().lower()
+
+
+def _parse_www_authenticate(value):
+    """The parameters of the challenges in a WWW-Authenticate header, as a dict (keys
+    lower-cased; ``scheme`` holds the first scheme named)."""
+    import re
+    out = {}
+    if not value:
+        return out
+    scheme = re.match(r"\s*([A-Za-z][A-Za-z0-9_.-]*)(?:\s|$)", value)
+    if scheme:
+        out["scheme"] = scheme.group(1)
+    for m in re.finditer(r'([A-Za-z_][A-Za-z0-9_-]*)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]+))', value):
+        out.setdefault(m.group(1).lower(), m.group(2).replace('\\"', '"') if m.group(2) is not None
+                       else m.group(3))
+    return out
+
+
+def _origin(url):
+    import urllib.parse
+    parts = urllib.parse.urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    default = {"http": 80, "https": 443}.get(parts.scheme.lower())
+    return parts.scheme.lower(), (parts.hostname or "").lower(), port or default
+
+
+def _is_loopback(host):
+    return host in ("localhost", "127.0.0.1", "::1") or host.startswith("127.")
+
+
+def _redact(headers):
+    """Headers for a log line, credentials replaced."""
+    secret = ("authorization", "cookie", "proxy-authorization", "x-api-key", "api-key", "mcp-session-id", "dpop")
+    return {k: ("<redacted>" if k.lower() in secret or "token" in k.lower() or "key" in k.lower()
+                or "secret" in k.lower() else v) for k, v in headers.items()}
+
 
 class _SseParser(object):
-    """Incremental server-sent-events parser (WHATWG rules), fed one line at a time."""
+    """Incremental server-sent-events parser (WHATWG rules), fed one line at a time.
 
-    def __init__(self):
+    An event larger than MAX_MESSAGE_BYTES is dropped as it grows, not buffered."""
+
+    def __init__(self, name="the server"):
         self._data = []
+        self._size = 0
         self._event = ""
+        self._name = name
         self.last_id = None
         self.retry_ms = None
 
@@ -611,11 +875,17 @@ class _SseParser(object):
                 events.append(event)
         return events
 
+    def oversized(self):
+        """The current event grew too large (a line longer than the limit arrived): drop it."""
+        if self._size >= 0:
+            _log.warning("%s sent an SSE event of over %d bytes; dropped it", self._name, MAX_MESSAGE_BYTES)
+        self._data, self._size = [], -1  # -1: dropping until the event ends
+
     def _feed_one(self, line):
         if not line:
-            data, kind = "\n".join(self._data), self._event or "message"
-            self._data, self._event = [], ""
-            if not data:  # e.g. the priming event that only carries an id
+            data, kind, dropped = "\n".join(self._data), self._event or "message", self._size < 0
+            self._data, self._event, self._size = [], "", 0
+            if not data or dropped:  # (an empty one is e.g. the priming event that only carries an id)
                 return None
             return kind, data
         if line[0] == ":":
@@ -624,7 +894,12 @@ class _SseParser(object):
         if value[:1] == " ":
             value = value[1:]
         if field == "data":
-            self._data.append(value)
+            if self._size >= 0:
+                self._size += len(value) + 1
+                if self._size > MAX_MESSAGE_BYTES:
+                    self.oversized()
+                else:
+                    self._data.append(value)
         elif field == "event":
             self._event = value
         elif field == "id" and "\0" not in value:
@@ -634,714 +909,2352 @@ class _SseParser(object):
         return None
 
 
-def _parse_www_authenticate(value):
-    """The parameters of a Bearer challenge, as a dict (keys lower-cased)."""
-    import re
-    out = {}
-    if not value:
-        return out
-    for m in re.finditer(r'([A-Za-z_][A-Za-z0-9_-]*)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]+))', value):
-        out[m.group(1).lower()] = m.group(2).replace('\\"', '"') if m.group(2) is not None else m.group(3)
-    return out
+# ---------------------------------------------------------------------------
+# Transports: one interface, three ways of moving messages
+# ---------------------------------------------------------------------------
 
+class _Transport(object):
+    """What the session needs from a way of moving messages.  Subclasses override
+    what applies to them; the defaults here are the "nothing to do" answers.
 
-_TCHARS = frozenset("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    Attributes:
+        kind: ``"stdio"``, ``"streamable-http"`` or ``"sse"`` (``Client.transport``).
+        name: how messages name the peer (``server 'python calc.py'``, ``server at URL``).
+        carries_headers: True where each request has HTTP headers of its own (then
+            the 2026-07-28 ``Mcp-Param-*`` headers apply, which need tools/list first).
+        stderr_tail: the last lines a stdio server wrote to stderr.
 
-
-def _header_value(value):
-    """Encode a value for Mcp-Name / Mcp-Param-* headers (2026-07-28 rules)."""
-    text = value if isinstance(value, str) else ("true" if value is True else "false" if value is False
-                                                 else str(value))
-    plain = (text == text.strip(" \t") and all(c in " \t" or "\x21" <= c <= "\x7e" for c in text)
-             and not (text.startswith("=?base64?") and text.endswith("?=")))
-    if plain:
-        return text
-    return "=?base64?%s?=" % base64.b64encode(text.encode("utf-8")).decode("ascii")
-
-
-def _param_headers(tool):
-    """The ``x-mcp-header`` markings of a tool: a list of (path, header name).
-
-    Raises ValueError naming the reason when a marking is invalid (the tool
-    must then be hidden, as the 2026-07-28 revision asks).
+    Methods:
+        start(router): connect, then deliver to ``router.receive(msg)``,
+            ``router.fail(request_id, error)`` and ``router.closed(error)`` (a _Dispatcher).
+        send(msg, data, deadline, wait_here=False, headers=None): send one message;
+            ``data`` is its encoding.  For a request, ``wait_here`` says the caller is
+            about to wait for the answer, so HTTP may read it on this thread; ``headers``
+            are that request's own HTTP headers.  Raises ConnectionClosed or
+            RequestTimeout when it could not be sent; after close() it writes nothing.
+        cancel(request_id): cut a request short where the transport can; True when
+            that alone is the cancellation (a 2026-07-28 HTTP stream closed), so no
+            notifications/cancelled is sent.
+        configure(version, modern): the era -- the version in use (None until one is
+            agreed) and whether requests are stateless 2026-07-28 ones.
+        after_handshake(): the initialize handshake is done.
+        replacement_for(error): another transport to retry ``initialize`` with after
+            ``error`` (Streamable HTTP -> legacy HTTP+SSE), or None.
+        close(): bounded, idempotent, any thread; does nothing in a forked child.
     """
-    found = []
-    seen = set()
 
-    def walk(schema, path):
-        props = schema.get("properties") if isinstance(schema, dict) else None
-        if not isinstance(props, dict):
+    kind = None
+    name = "the server"
+    carries_headers = False
+    stderr_tail = ()
+    _router = None
+
+    def start(self, router):
+        self._router = router
+
+    def cancel(self, request_id):
+        return False
+
+    def configure(self, version, modern):
+        pass
+
+    def after_handshake(self):
+        pass
+
+    def replacement_for(self, error):
+        return None
+
+
+def _start_thread(target, name, args=(), what="read from the server"):
+    """Start a daemon thread; a process out of threads gets an error that says so."""
+    thread = threading.Thread(target=target, name=name, args=args, daemon=True)
+    try:
+        thread.start()
+    except RuntimeError as e:
+        raise ConnectionClosed("cannot start a thread to %s (%s): the process may be at its thread limit"
+                               % (what, e))
+    return thread
+
+
+# -- stdio -----------------------------------------------------------------------------
+
+# Variables a server may reasonably need; the rest of the caller's environment
+# (API keys, tokens) is passed only when asked for.
+_SAFE_ENV = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR",
+             "TZ") if os.name != "nt" else (
+    "APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATH", "PATHEXT", "PROCESSOR_ARCHITECTURE",
+    "SYSTEMDRIVE", "SYSTEMROOT", "TEMP", "TMP", "USERNAME", "USERPROFILE", "PROGRAMFILES", "COMSPEC")
+_PIPE_READ = 64 * 1024  # bytes asked of the server's stdout and stderr per read
+
+
+def _server_env(env, inherit):
+    base = dict(os.environ) if inherit else {k: os.environ[k] for k in _SAFE_ENV if k in os.environ}
+    for key, value in (env or {}).items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            raise ValueError("env must map strings to strings; %r is %r" % (key, type(value).__name__))
+        base[key] = value
+    return base
+
+
+def _split_command(command):
+    """A command string as an argv list, by the rules of this platform's shells."""
+    if os.name == "nt":
+        return _split_windows(command)
+    import shlex  # only when a string needs splitting: a list argv never imports it
+    return shlex.split(command)
+
+
+def _split_windows(command):
+    """Split a command line as Windows programs do (the CommandLineToArgvW rules):
+    blanks separate words, double quotes group; 2n backslashes before a quote give
+    n backslashes and the quote delimits, 2n+1 give n and a literal quote; a
+    doubled quote inside quotes is a literal quote; other backslashes are literal."""
+    argv, word, in_word, quoted = [], [], False, False
+    i, n = 0, len(command)
+    while i < n:
+        c = command[i]
+        if c == "\\":
+            j = i
+            while j < n and command[j] == "\\":
+                j += 1
+            if j < n and command[j] == '"':
+                word.append("\\" * ((j - i) // 2))
+                if (j - i) % 2:
+                    word.append('"')
+                    j += 1
+            else:
+                word.append("\\" * (j - i))
+            i, in_word = j, True
+        elif c == '"':
+            if quoted and command[i + 1:i + 2] == '"':
+                word.append('"')
+                i += 1
+            else:
+                quoted = not quoted
+            i, in_word = i + 1, True
+        elif c in " \t" and not quoted:
+            if in_word:
+                argv.append("".join(word))
+                word, in_word = [], False
+            i += 1
+        else:
+            word.append(c)
+            i, in_word = i + 1, True
+    if in_word:
+        argv.append("".join(word))
+    return argv
+
+
+class _StdioTransport(_Transport):
+    """A server process spoken to over its stdin/stdout, one JSON message per line.
+
+    The pipes are unbuffered and read with os.read: no buffered-file lock that a
+    reader thread holds can then deadlock a forked child, and line framing and
+    the size limit are ours."""
+
+    kind = "stdio"
+
+    def __init__(self, argv, env=None, inherit_env=False, cwd=None, on_stderr=None, timeout=DEFAULT_TIMEOUT):
+        self.argv = [str(a) if isinstance(a, os.PathLike) else a for a in argv]
+        if not self.argv or not all(isinstance(a, str) for a in self.argv):
+            raise ValueError("the server command must be a non-empty list of strings, not %r" % (argv,))
+        self.timeout = timeout  # bounds every write, even for requests without a deadline
+        self.name = "server %r" % " ".join(self.argv)
+        self._env = _server_env(env, inherit_env)
+        self._cwd = cwd
+        self._on_stderr = on_stderr
+        self.stderr_tail = collections.deque(maxlen=STDERR_LINES)
+        self._write_lock = threading.Lock()
+        self._pid = os.getpid()  # the process that owns the server; a forked child leaves it alone
+        self._proc = None
+        self._closing = False  # close() has begun: nothing more is written
+        self._drop_reason = None  # set when we kill the server ourselves, and why
+        self._reader = self._stderr_reader = self._writer = None
+
+    def start(self, router):
+        import subprocess  # here, not at the top: HTTP-only users never need it
+        self._router = router
+        argv = list(self.argv)
+        if os.name == "nt":
+            # CreateProcess neither searches PATHEXT nor runs "npx" as npx.cmd: resolve it first.
+            import shutil
+            argv[0] = shutil.which(argv[0], path=self._env.get("PATH")) or argv[0]
+        try:
+            self._proc = subprocess.Popen(
+                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
+                env=self._env, cwd=self._cwd, close_fds=True,
+                # A process group of its own, so close() also reaches what a launcher (npx, uv) spawned.
+                start_new_session=(os.name == "posix"),
+                creationflags=getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0))
+        except OSError as e:
+            raise ConnectionClosed("cannot start %s: %s" % (self.name, e.strerror or e))
+        except (ValueError, TypeError) as e:
+            raise ValueError("cannot start %s: %s" % (self.name, e))
+        self._stdin_fd = self._proc.stdin.fileno()
+        if os.name == "posix":  # lets a write give up when the server stops reading
+            os.set_blocking(self._stdin_fd, False)
+        pid = self._proc.pid
+        try:
+            self._reader = _start_thread(self._read_loop, "mcp_min-reader-%d" % pid)
+            self._stderr_reader = _start_thread(self._stderr_loop, "mcp_min-stderr-%d" % pid,
+                                                what="read the server's stderr")
+        except ConnectionClosed:
+            self._kill()
+            raise
+
+    # -- receiving (reader thread) -------------------------------------------
+    def _read_loop(self):
+        receive = self._router.receive
+        read, fd = os.read, self._proc.stdout.fileno()
+        parts, size = [], 0  # the unfinished line; size -1 while dropping an oversized one
+        try:
+            while True:
+                chunk = read(fd, _PIPE_READ)
+                if not chunk:
+                    break
+                start = 0
+                while True:
+                    end = chunk.find(b"\n", start)
+                    if end < 0:
+                        if size >= 0 and start < len(chunk):
+                            parts.append(chunk[start:])
+                            size += len(chunk) - start
+                            if size > MAX_MESSAGE_BYTES:
+                                _log.warning("%s sent a message of over %d bytes; dropped it", self.name,
+                                             MAX_MESSAGE_BYTES)
+                                parts, size = [], -1
+                        break
+                    line = chunk[start:end]
+                    start = end + 1
+                    if size:
+                        line = b"".join(parts) + line if size > 0 else b""
+                        parts, size = [], 0
+                    if line and line != b"\r":
+                        self._deliver(line, receive)
+        except OSError:
+            pass  # the pipe was closed under us
+        finally:
+            self._router.closed(self._closed_error())
+
+    def _deliver(self, line, receive):
+        try:
+            msg = _decode(line)
+        except ValueError:  # UnicodeDecodeError included
+            if line.strip():  # blank lines and bare CRs are tolerated silently
+                _log.warning("%s wrote a line that is not JSON: %s", self.name, _shorten(repr(line[:300]), 200))
             return
-        for key, sub in props.items():
-            if not isinstance(sub, dict):
-                continue
-            if "x-mcp-header" in sub:
-                name = sub["x-mcp-header"]
-                if not isinstance(name, str) or not name or any(c not in _TCHARS for c in name):
-                    raise ValueError("x-mcp-header %r is not a valid header name" % (name,))
-                if name.lower() in seen:
-                    raise ValueError("x-mcp-header %r is used twice" % name)
-                if sub.get("type") not in ("string", "integer", "boolean"):
-                    raise ValueError("x-mcp-header %r marks a property of type %r" % (name, sub.get("type")))
-                seen.add(name.lower())
-                found.append((path + (key,), name))
-            walk(sub, path + (key,))
+        try:
+            receive(msg)
+        except Exception:  # a bug in routing must not end the reader
+            _log.exception("error routing a message from %s", self.name)
 
-    schema = tool.get("inputSchema") or {}
-    # Markings under items/anyOf/$ref etc. are not reachable through properties alone.
-    text = _dumps(schema)
-    walk(schema, ())
-    if text.count('"x-mcp-header"') != len(found):
-        raise ValueError("an x-mcp-header marking is not reachable through properties alone")
-    return found
+    def _stderr_loop(self):
+        read, fd = os.read, self._proc.stderr.fileno()
+        pending = b""
+        try:
+            while True:
+                chunk = read(fd, _PIPE_READ)
+                if not chunk:
+                    break
+                lines = (pending + chunk).split(b"\n")
+                pending = lines.pop()[-STDERR_LINE_CHARS * 4:]  # an endless line keeps only its end
+                for raw in lines:
+                    self._stderr_line(raw)
+        except OSError:
+            pass
+        if pending:
+            self._stderr_line(pending)
+
+    def _stderr_line(self, raw):
+        text = raw.decode("utf-8", "replace").rstrip("\r")
+        self.stderr_tail.append(_shorten(text, STDERR_LINE_CHARS))
+        if self._on_stderr is not None:  # hands over to a worker thread: never blocks this reader
+            self._on_stderr(text)
+
+    def _closed_error(self):
+        import subprocess
+        if self._closing:
+            return ConnectionClosed("client closed the connection to %s" % self.name)
+        try:
+            code = self._proc.wait(1.0)
+        except subprocess.TimeoutExpired:
+            code = None
+        if self._stderr_reader is not None:
+            self._stderr_reader.join(0.5)  # let the last stderr lines arrive
+        tail = list(self.stderr_tail)
+        if self._drop_reason is not None:
+            text = self._drop_reason
+        elif code is None:
+            text = "%s closed its stdout" % self.name
+        elif code < 0:
+            import signal
+            try:
+                name = signal.Signals(-code).name
+            except ValueError:
+                name = "signal %d" % -code
+            text = "%s was killed by %s" % (self.name, name)
+        else:
+            text = "%s exited with code %s" % (self.name, code)
+        if tail:
+            shown = tail[-STDERR_SHOWN:]
+            more = " (%d earlier lines not shown)" % (len(tail) - len(shown)) if len(tail) > len(shown) else ""
+            detail = "; last stderr lines%s:\n  %s" % (more, "\n  ".join(shown))
+        else:
+            detail = " (no stderr output)"
+        return ConnectionClosed(text, code, tail, detail)
+
+    # -- sending -------------------------------------------------------------
+    def send(self, msg, data, deadline=None, wait_here=False, headers=None):
+        if deadline is None:
+            deadline = time.monotonic() + self.timeout
+        if not self._write_lock.acquire(True, _remaining(deadline)):
+            raise RequestTimeout("%s is not reading its stdin" % self.name)
+        try:
+            # Checked under the lock that close() takes before closing stdin: no write can
+            # reach a descriptor number that has since been closed (and maybe reused).
+            if self._closing or os.getpid() != self._pid:
+                raise ConnectionClosed("the connection to %s is closed" % self.name)
+            if os.name == "nt":
+                self._write_windows(data, deadline)
+            else:
+                self._write_all(data, deadline)
+        finally:
+            self._write_lock.release()
+
+    def _write_all(self, data, deadline):
+        fd = self._stdin_fd
+        try:
+            n = os.write(fd, data)
+            if n == len(data):
+                return  # the usual case: the pipe had room
+        except BlockingIOError:
+            n = 0
+        except OSError as e:
+            raise ConnectionClosed("cannot write to %s: %s" % (self.name, e))
+        import select
+        view = memoryview(data)[n:]
+        while view:  # pipe full: wait until the server reads, within the deadline
+            wait = _remaining(deadline)
+            if not wait or not select.select([], [fd], [], wait)[1]:
+                if len(view) == len(data):  # nothing went out: the stream is still in sync
+                    raise RequestTimeout("%s is not reading its stdin" % self.name)
+                self._drop("stopped reading its stdin")  # half a message out: the stream is broken
+            try:
+                view = view[os.write(fd, view):]
+            except BlockingIOError:
+                pass
+            except OSError as e:
+                raise ConnectionClosed("cannot write to %s: %s" % (self.name, e))
+
+    def _write_windows(self, data, deadline):
+        # Windows pipes have no select() and (before 3.12) no non-blocking mode: a helper
+        # thread does the blocking write while we wait with the deadline.  When it passes,
+        # we cannot know how much went out, so the connection is dropped.
+        done, failed = threading.Event(), []
+
+        def write():
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(self._stdin_fd, view):]
+            except OSError as e:
+                failed.append(e)
+            done.set()
+
+        _start_thread(write, "mcp_min-writer", what="write to the server")
+        if not done.wait(_remaining(deadline)):
+            self._drop("stopped reading its stdin")
+        if failed:
+            raise ConnectionClosed("cannot write to %s: %s" % (self.name, failed[0]))
+
+    def _drop(self, why):
+        self._drop_reason = "%s %s; mcp_min dropped the connection" % (self.name, why)
+        self._kill()
+        raise ConnectionClosed(self._drop_reason)
+
+    # -- shutting down -------------------------------------------------------
+    def close(self):
+        """Close stdin, wait, terminate, wait, kill (the whole process group or tree);
+        then reap and join, every step bounded."""
+        proc = self._proc
+        if proc is None or self._closing or os.getpid() != self._pid:
+            return
+        self._closing = True
+        locked = self._write_lock.acquire(True, CLOSE_GRACE)
+        if not locked:  # a writer is stuck on a server that does not read: stop the server
+            self._kill()
+            locked = self._write_lock.acquire(True, CLOSE_GRACE)
+        if locked:
+            try:
+                proc.stdin.close()
+            except OSError:
+                pass
+            finally:
+                self._write_lock.release()
+        else:  # never close a descriptor another thread may still write to
+            _log.warning("a write to %s is still stuck; its stdin stays open", self.name)
+        if not self._wait(CLOSE_GRACE):
+            self._terminate()
+            if not self._wait(CLOSE_GRACE):
+                self._kill()
+        if os.name == "posix":
+            self._signal("SIGKILL")  # stragglers in the server's process group
+        me = threading.current_thread()
+        for thread in (self._reader, self._stderr_reader):
+            if thread is not None and thread is not me:
+                thread.join(CLOSE_GRACE)
+        # A descriptor is closed only once its reader is done: a reader that read from a
+        # closed (and reused) descriptor number would read someone else's file.
+        for thread, f in ((self._reader, proc.stdout), (self._stderr_reader, proc.stderr)):
+            if thread is None or not thread.is_alive():
+                try:
+                    f.close()
+                except OSError:
+                    pass
+
+    def _wait(self, seconds):
+        import subprocess
+        try:
+            self._proc.wait(seconds)
+            return True
+        except subprocess.TimeoutExpired:
+            return False
+
+    def _terminate(self):
+        if os.name == "posix":
+            self._signal("SIGTERM")
+        else:
+            self._kill()  # Windows has no gentle signal for a console-less process tree
+
+    def _signal(self, name):
+        try:
+            import signal
+            os.killpg(self._proc.pid, getattr(signal, name))
+        except (OSError, ValueError):
+            pass  # already gone
+
+    def _kill(self):
+        if os.name == "posix":
+            self._signal("SIGKILL")
+        else:  # the whole tree: npx/uvx grandchildren would keep the pipes open
+            import subprocess
+            try:
+                subprocess.run(["taskkill", "/T", "/F", "/PID", str(self._proc.pid)], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, timeout=CLOSE_GRACE)
+            except (OSError, subprocess.SubprocessError):
+                pass
+            try:
+                self._proc.kill()
+            except OSError:
+                pass
+        self._wait(CLOSE_GRACE)
 
 
-class _HttpTransport(object):
-    """Streamable HTTP: every message is a POST; answers come back as JSON or SSE."""
+# -- HTTP: one engine for every request ----------------------------------------------
 
-    kind = "streamable-http"
-    auth = None  # an OAuth object (see _with_auth)
+class _Deadlines(object):
+    """One thread that cuts HTTP connections whose request outlived its deadline.
 
-    def __init__(self, url, headers=None, timeout=DEFAULT_TIMEOUT):
-        import urllib.request  # only HTTP users pay for urllib/ssl/email
-        self._urllib = urllib.request
+    A socket timeout only bounds each wait for bytes: a server trickling one
+    byte at a time would keep a request going forever.  Shutting the socket down
+    wakes the thread blocked on it, which then reports RequestTimeout."""
+
+    def __init__(self):
+        import heapq
+        self._push, self._pop = heapq.heappush, heapq.heappop
+        self._cond = threading.Condition(threading.Lock())
+        self._heap = []  # [deadline, sequence, connection or None once unwatched]
+        self._sequence = itertools.count()
+        self._thread = None
+
+    def watch(self, deadline, conn):
+        entry = [deadline, next(self._sequence), conn]
+        with self._cond:
+            self._push(self._heap, entry)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="mcp_min-deadlines", daemon=True)
+                self._thread.start()
+            elif self._heap[0] is entry:
+                self._cond.notify()
+        return entry
+
+    def unwatch(self, entry):
+        with self._cond:
+            entry[2] = None
+            while self._heap and self._heap[0][2] is None:  # keep the heap as small as the work
+                self._pop(self._heap)
+
+    def _run(self):
+        with self._cond:
+            while True:
+                if not self._heap:
+                    if not self._cond.wait(DEADLINE_THREAD_IDLE) and not self._heap:
+                        self._thread = None
+                        return
+                    continue
+                wait = self._heap[0][0] - time.monotonic()
+                if wait > 0:
+                    self._cond.wait(wait)
+                    continue
+                entry = self._pop(self._heap)
+                if entry[2] is not None:
+                    _cut_connection(entry[2])
+                    entry[2] = None
+
+
+_deadlines = None  # made when the first HTTP request with a deadline needs it
+
+
+def _watch(deadline, conn):
+    global _deadlines
+    if _deadlines is None:
+        _deadlines = _Deadlines()
+    return _deadlines.watch(deadline, conn)
+
+
+def _unwatch(entry):
+    if entry is not None and _deadlines is not None:
+        _deadlines.unwatch(entry)
+
+
+def _forget_after_fork():
+    # The deadline thread does not exist in a forked child, and its lock may have been held.
+    global _deadlines
+    _deadlines = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_after_fork)
+
+
+def _cut_connection(conn):
+    """Cut a connection from any thread: the socket is shut down, so a blocked reader wakes.
+    (``mcp_min_sock``: http.client forgets ``conn.sock`` once a response owns the socket.)"""
+    conn.mcp_min_cut = True
+    sock = getattr(conn, "mcp_min_sock", None)
+    if sock is not None:
+        try:
+            import socket
+            sock.shutdown(socket.SHUT_RDWR)
+        except (OSError, ValueError):
+            pass
+
+
+def _is_dropped(sock):
+    """True when an idle kept-alive socket is unusable: readable means the server closed
+    it (or sent something unasked), which is the same to us."""
+    import select
+    try:
+        if hasattr(select, "poll"):  # select() cannot take descriptors above 1023
+            poller = select.poll()
+            poller.register(sock, select.POLLIN)
+            return bool(poller.poll(0))
+        return bool(select.select([sock], [], [], 0)[0])
+    except (OSError, ValueError):
+        return True
+
+
+class _Cut(object):
+    """Lets another thread (a cancel, close()) cut one HTTP exchange short, even
+    before its answer has started."""
+
+    __slots__ = ("conn", "cut")
+
+    def __init__(self):
+        self.conn, self.cut = None, False
+
+    def __call__(self):
+        self.cut = True
+        if self.conn is not None:
+            _cut_connection(self.conn)
+
+
+def _network_error(error, url, deadline, what="connection to"):
+    """The one map from a network failure to what the caller sees."""
+    import socket
+    if _expired(deadline) or isinstance(error, socket.timeout):
+        return RequestTimeout("no answer from %s in time" % url)
+    if isinstance(error, McpError):
+        return error
+    if isinstance(error, ConnectionRefusedError):
+        return ConnectionClosed("cannot reach %s: connection refused" % url)
+    reason = getattr(error, "strerror", None) or error
+    return ConnectionClosed("%s %s failed: %s" % (what, url, reason))
+
+
+class _Answer(object):
+    """One HTTP response: ``status``, ``headers``, ``url``; bounded reads; ``release()``
+    returns the connection to the pool when it can serve another request."""
+
+    def __init__(self, engine, resp, conn, key, watch, deadline, url):
+        self._engine, self._resp, self._conn, self._key = engine, resp, conn, key
+        self._watch, self._deadline = watch, deadline
         self.url = url
-        self.name = "server at %s" % url
-        self.headers = dict(headers or {})
-        self.timeout = timeout
-        self.session_id = None
-        self.protocol_version = None  # negotiated; sent as MCP-Protocol-Version
-        self.modern = False  # 2026-07-28 headers, no session, no GET stream
-        self.stderr_tail = ()
-        # Honours HTTP(S)_PROXY / NO_PROXY; redirects to another origin lose our credentials.
-        self._opener = urllib.request.build_opener(_redirect_handler(self.headers))
+        self.status = resp.status
+        self.headers = resp.headers
+        self.body = b""  # of a non-2xx answer, read in advance (at most HTTP_ERROR_BODY bytes)
+
+    def read(self, limit=MAX_MESSAGE_BYTES):
+        """The whole body, read in bounded pieces; McpError when it is larger than ``limit``."""
+        import http.client
+        parts, size = [], 0
+        try:
+            while True:
+                piece = self._resp.read(HTTP_READ_CHUNK)
+                if not piece:
+                    return b"".join(parts)
+                size += len(piece)
+                if size > limit:
+                    self.abort()
+                    raise McpError("%s sent a body of over %d bytes; dropped it" % (self.url, limit))
+                parts.append(piece)
+        except (OSError, ValueError, http.client.HTTPException) as e:
+            self.abort()
+            raise _network_error(e, self.url, self._deadline, "reading the answer from")
+
+    def readline(self, limit):
+        """One line of a stream; b"" when it ended, was cut, or failed."""
+        import http.client
+        try:
+            return self._resp.readline(limit)
+        except (OSError, ValueError, AttributeError, http.client.HTTPException):
+            return b""
+
+    def stream_forever(self):
+        """From now on this is a stream that may stay quiet: no deadline, no read timeout
+        (close() ends it by cutting the connection)."""
+        _unwatch(self._watch)
+        self._watch = None
+        try:
+            self._conn.mcp_min_sock.settimeout(None)
+        except (AttributeError, OSError):
+            pass
+
+    def abort(self):
+        conn = self._conn
+        if conn is not None:
+            _cut_connection(conn)
+
+    def release(self):
+        """Done with this answer: pool the connection when it was read to the end."""
+        _unwatch(self._watch)
+        self._watch = None
+        conn, self._conn = self._conn, None
+        if conn is None:
+            return
+        reusable = self._resp.isclosed() and not self._resp.will_close and not getattr(conn, "mcp_min_cut", False)
+        self._resp.close()
+        if not (reusable and self._engine._idle_put(self._key, conn)):
+            conn.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.release()
+
+
+class _KeepAliveHandler(object):
+    """urllib's http/https handler, replaced: connections are kept alive and reused
+    (urllib's own sends "Connection: close" on every request), each request is
+    watched by its deadline, and a pooled connection is used only if it is alive."""
+
+    handler_order = 500  # where urllib's own HTTP handlers sit: after the proxy handler
+
+    def __init__(self, engine):
+        self._engine = engine
+
+    def add_parent(self, parent):
+        self.parent = parent
+
+    def close(self):
+        pass
+
+    def __lt__(self, other):
+        return self.handler_order < getattr(other, "handler_order", 500)
+
+    def http_open(self, req):
+        return self._engine._open(req, False)
+
+    def https_open(self, req):
+        return self._engine._open(req, True)
+
+
+class _HttpEngine(object):
+    """Every HTTP request mcp_min makes, through one urllib opener: proxies from the
+    environment (HTTP(S)_PROXY, NO_PROXY), one TLS context, kept-alive connections,
+    a wall-clock deadline on every request, redirects followed for GET only and
+    stripped of credentials when they leave the origin, one map of network errors,
+    and a bounded retry loop for the auth plug-in.
+
+    ``credential_headers``: header names (besides Authorization, Cookie, DPoP and
+    Mcp-Session-Id) never to send to another origin -- the caller's own headers.
+    """
+
+    _CREDENTIALS = ("authorization", "cookie", "proxy-authorization", "dpop", "mcp-session-id")
+
+    def __init__(self, credential_headers=()):
+        import urllib.request
+        self._urllib = urllib.request
+        self._opener = urllib.request.OpenerDirector()
+        for handler in (urllib.request.ProxyHandler(), urllib.request.UnknownHandler(), _KeepAliveHandler(self)):
+            self._opener.add_handler(handler)  # no file:, ftp: or data: handlers: only HTTP(S) is ever fetched
+        self._credentials = frozenset(self._CREDENTIALS) | {h.lower() for h in credential_headers}
         self._lock = threading.Lock()
-        self._streams = {}  # request id -> open response, so a cancel can close it
-        self._listener = None
+        self._idle = {}  # (scheme, host, tunnel host) -> [idle connections]
+        self._tls = None
         self._closed = False
-        self._stopping = threading.Event()
-        self._sink = None
-        self._direct = None  # POSTs bypass urllib (keep-alive pool) unless a proxy applies
-        self._idle = []  # idle kept-alive connections
 
-    def start(self, sink):
-        self._sink = sink
+    def request(self, method, url, headers, body=None, deadline=None, auth=None, cut=None, secure=False):
+        """Send one request and return its _Answer, whatever the status (a non-2xx
+        answer comes with ``.body`` read and its connection released).
 
-    # -- one HTTP request ------------------------------------------------
-    def _headers(self, extra):
-        h = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json",
-             "User-Agent": "mcp_min/" + __version__}
-        h.update(self.headers)
-        if self.auth is not None:
-            _auth_apply(self, h)
-        if self.session_id is not None and not self.modern:
-            h["Mcp-Session-Id"] = self.session_id
-        if self.protocol_version is not None:
-            h["MCP-Protocol-Version"] = self.protocol_version
-        if extra:
-            h.update(extra)
-        return h
+        ``auth`` (the plug-in) adds headers and may ask for a repeat after 401/403, at
+        most MAX_AUTH_RETRIES times.  ``secure`` refuses any URL (redirects included)
+        that is not https or http on a loopback address.  Network failures raise
+        ConnectionClosed; the deadline passing raises RequestTimeout."""
+        for attempt in range(MAX_AUTH_RETRIES + 1):
+            sent = dict(headers)
+            if auth is not None:
+                sent.update(_clean_headers(auth.headers(method, url) or {}, "auth header"))
+            answer = self._follow(method, url, sent, body, deadline, cut, secure)
+            challenge = getattr(auth, "challenge", None)
+            if answer.status not in (401, 403) or challenge is None or attempt == MAX_AUTH_RETRIES \
+                    or not challenge(method, url, answer.status, answer.headers, sent):
+                return answer
+        return answer
 
-    def _open(self, method, headers, body=None, deadline=None, url=None):
-        """Send one HTTP request through urllib; return the response.
+    def _follow(self, method, url, headers, body, deadline, cut, secure):
+        import urllib.parse
+        for _ in range(HTTP_MAX_REDIRECTS + 1):
+            if secure:
+                _check_secure(url)
+            answer = self._send(method, url, headers, body, deadline, cut)
+            location = answer.headers.get("Location")
+            if answer.status in (301, 302, 303, 307, 308) and method == "GET" and location:
+                answer.release()
+                target = urllib.parse.urljoin(url, location)
+                if _origin(target) != _origin(url):  # credentials stay with their origin
+                    headers = {k: v for k, v in headers.items() if k.lower() not in self._credentials}
+                url = target
+                continue
+            if answer.status >= 300:
+                try:
+                    answer.body = answer.read(HTTP_ERROR_BODY)
+                except McpError:
+                    pass  # too long to keep all of, or cut: what we have is the status
+                answer.release()
+            return answer
+        raise ConnectionClosed("%s redirected more than %d times" % (url, HTTP_MAX_REDIRECTS))
 
-        A non-2xx answer raises ``_HttpStatus`` (after OAuth had its chance to
-        retry); network failures raise ConnectionClosed or RequestTimeout."""
+    def _send(self, method, url, headers, body, deadline, cut):
         import urllib.error
-        url = url or self.url
-        timeout = self.timeout if deadline is None else max(deadline - time.monotonic(), 0.05)
-        req = self._urllib.Request(url, data=body, headers=headers, method=method)
+        try:
+            req = self._urllib.Request(url, data=body, headers=headers, method=method)
+        except ValueError as e:
+            raise ConnectionClosed("cannot request %s: %s" % (url, e))
+        req.mcp_min_deadline, req.mcp_min_cut = deadline, cut
         if _log.isEnabledFor(logging.DEBUG):
             _log.debug("HTTP %s %s %s", method, url, _redact(headers))
         try:
-            return self._opener.open(req, timeout=timeout)
-        except urllib.error.HTTPError as e:
-            try:
-                text = e.read(MAX_MESSAGE_BYTES)
-            except Exception:
-                text = b""
-            e.close()
-            return _auth_retry(self, _HttpStatus(url, e.code, e.headers, text), headers,
-                               lambda: self._open(method, headers, body, deadline, url))
-        except urllib.error.URLError as e:
-            reason = getattr(e, "reason", e)
-            raise ConnectionClosed("cannot reach %s: %s" % (url, reason))
-        except OSError as e:  # timeouts, resets
-            import socket
-            if isinstance(e, socket.timeout):
-                raise RequestTimeout("no answer from %s within %.3g s" % (url, timeout))
-            raise ConnectionClosed("connection to %s failed: %s" % (url, e))
+            return self._opener.open(req)
+        except urllib.error.URLError as e:  # an unknown URL scheme, a proxy failure
+            raise ConnectionClosed("cannot reach %s: %s" % (url, getattr(e, "reason", e)))
 
-    # -- POSTs on kept-alive connections ------------------------------------
-    def _post(self, headers, body, deadline, rid=None):
-        """POST to the endpoint, reusing an idle connection when no proxy is in the way.
-
-        urllib opens a connection per request; for a per-call protocol that is
-        most of the cost, so direct connections are pooled (through a proxy,
-        urllib does the work)."""
-        if self._direct is None:
-            self._direct = self._no_proxy()
-        if not self._direct:
-            return self._open("POST", headers, body, deadline)
+    # -- the connection handler's side --------------------------------------------
+    def _open(self, req, tls):
         import http.client
-        timeout = self.timeout if deadline is None else max(deadline - time.monotonic(), 0.05)
-        if _log.isEnabledFor(logging.DEBUG):
-            _log.debug("HTTP POST %s %s", self.url, _redact(headers))
+        deadline, cut = req.mcp_min_deadline, req.mcp_min_cut
+        tunnel = getattr(req, "_tunnel_host", None)
+        key = (tls, req.host, tunnel)
+        headers = {k.title(): v for k, v in req.header_items()}
+        conn = self._idle_take(key)
+        if conn is None:
+            conn = self._connection(req.host, tls, tunnel, headers, deadline)
+        if cut is not None:
+            cut.conn = conn
+        watch = _watch(deadline, conn) if deadline is not None else None
+        try:
+            if conn.sock is None:
+                conn.timeout = _remaining(deadline)
+                conn.connect()
+                conn.mcp_min_sock = conn.sock
+            if cut is not None and cut.cut:  # cut before the socket existed (a cancel, close())
+                raise RequestCancelled("%s %s was cut short" % (req.get_method(), req.full_url))
+            if getattr(conn, "mcp_min_cut", False):  # the deadline passed while connecting
+                raise RequestTimeout("no answer from %s in time" % req.full_url)
+            conn.sock.settimeout(_remaining(deadline))  # each wait; the deadline thread bounds the whole
+            try:
+                conn.request(req.get_method(), req.selector, req.data, headers)
+            except (BrokenPipeError, ConnectionResetError) as e:
+                # The server may have answered (413, 401...) and closed before reading it all.
+                try:
+                    resp = conn.getresponse()
+                except (OSError, http.client.HTTPException):
+                    raise ConnectionClosed("%s closed the connection while we were sending: %s"
+                                           % (req.full_url, e))
+            else:
+                resp = conn.getresponse()
+        except BaseException as e:
+            _unwatch(watch)
+            conn.close()
+            if isinstance(e, McpError) or not isinstance(e, (OSError, ValueError, http.client.HTTPException)):
+                raise
+            raise _network_error(e, req.full_url, deadline)
+        return _Answer(self, resp, conn, key, watch, deadline, req.full_url)
+
+    def _connection(self, host, tls, tunnel, headers, deadline):
+        import http.client
+        if not tls:
+            conn = http.client.HTTPConnection(host, timeout=_remaining(deadline))
+        else:
+            conn = http.client.HTTPSConnection(host, timeout=_remaining(deadline), context=self._tls_context())
+        if tunnel:  # https through a proxy: CONNECT first; the proxy's credentials go there only
+            proxy_auth = headers.pop("Proxy-Authorization", None)
+            conn.set_tunnel(tunnel, headers={"Proxy-Authorization": proxy_auth} if proxy_auth else None)
+        return conn
+
+    def _tls_context(self):
+        if self._tls is None:
+            try:
+                import ssl
+            except ImportError:
+                raise ConnectionClosed("https:// URLs need Python's ssl module, which this Python lacks")
+            self._tls = ssl.create_default_context()
+        return self._tls
+
+    def _idle_take(self, key):
         while True:
             with self._lock:
-                conn = self._idle.pop() if self._idle else None
-            reused = conn is not None
-            if conn is None:
-                conn = self._connection_class(self._host, self._port, timeout=timeout, **self._conn_kwargs)
-            if rid is not None:  # so that a cancel can cut the request short even before the answer starts
-                with self._lock:
-                    self._streams[rid] = conn
-            try:
-                if reused:
-                    conn.sock.settimeout(timeout)
-                conn.request("POST", self._path, body, headers)
-                resp = conn.getresponse()
-            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError) as e:
-                conn.close()
-                if reused:
-                    continue  # the server closed an idle connection: the request never arrived
-                raise ConnectionClosed("connection to %s failed: %s" % (self.url, e))
-            except OSError as e:
-                conn.close()
-                import socket
-                if isinstance(e, socket.timeout):
-                    raise RequestTimeout("no answer from %s within %.3g s" % (self.url, timeout))
-                raise ConnectionClosed("cannot reach %s: %s" % (self.url, e))
-            except http.client.HTTPException as e:
-                conn.close()
-                raise ConnectionClosed("bad HTTP answer from %s: %r" % (self.url, e))
-            resp._mcp_min_conn = conn
-            if resp.status >= 300:
-                text = resp.read(MAX_MESSAGE_BYTES)
-                self._release(resp)
-                return _auth_retry(self, _HttpStatus(self.url, resp.status, resp.headers, text), headers,
-                                   lambda: self._post(headers, body, deadline))
-            return resp
+                idle = self._idle.get(key)
+                conn = idle.pop() if idle else None
+            if conn is None or conn.sock is not None and not _is_dropped(conn.sock):
+                return conn
+            conn.close()  # the server closed it while idle: nothing was sent on it
 
-    def _release(self, resp, reuse=True):
-        """Done with a response: its connection goes back to the pool if it can be reused
-        (read to the end, not aborted, not a stream)."""
-        conn = getattr(resp, "_mcp_min_conn", None)
-        if reuse and conn is not None and resp.isclosed() and not resp.will_close:
-            with self._lock:
-                if len(self._idle) < 8 and not self._closed:
-                    self._idle.append(conn)
-                    return
-        resp.close()
-        if conn is not None:
+    def _idle_put(self, key, conn):
+        with self._lock:
+            idle = self._idle.setdefault(key, [])
+            if self._closed or len(idle) >= HTTP_POOL_SIZE:
+                return False
+            idle.append(conn)
+            return True
+
+    def close(self):
+        with self._lock:
+            self._closed = True
+            idle, self._idle = [c for conns in self._idle.values() for c in conns], {}
+        for conn in idle:
             conn.close()
 
-    def _no_proxy(self):
-        import urllib.parse
-        parts = urllib.parse.urlsplit(self.url)
-        proxies = self._urllib.getproxies()
-        if parts.scheme in proxies and not self._urllib.proxy_bypass(parts.hostname or ""):
+
+def _check_secure(url):
+    scheme, host, _ = _origin(url)
+    if not (scheme == "https" or scheme == "http" and _is_loopback(host)):
+        raise McpError("refusing to fetch %s: only https (or http on this machine) is allowed here"
+                       % _shorten(url, 200))
+
+
+def _pump_sse(answer, parser, on_event):
+    """Read an SSE stream, calling ``on_event(type, data)`` for each complete event,
+    until it returns True (then True) or the stream ends (then False)."""
+    while True:
+        line = answer.readline(MAX_MESSAGE_BYTES + 1)
+        if not line:
             return False
-        import http.client
-        self._host, self._port = parts.hostname, parts.port
-        self._path = (parts.path or "/") + ("?" + parts.query if parts.query else "")
-        if parts.scheme == "https":
-            import ssl
-            self._connection_class = http.client.HTTPSConnection
-            self._conn_kwargs = {"context": ssl.create_default_context()}
-        else:
-            self._connection_class = http.client.HTTPConnection
-            self._conn_kwargs = {}
-        return True
+        if len(line) > MAX_MESSAGE_BYTES and not line.endswith(b"\n"):
+            parser.oversized()
+            while line and not line.endswith(b"\n"):  # skip the rest of the line
+                line = answer.readline(HTTP_READ_CHUNK)
+            continue
+        for kind, data in parser.feed(line):
+            if on_event(kind, data):
+                return True
 
-    def send(self, msg, deadline=None, inline=False, headers=None, data=None):
-        data = data or _encode_line(msg)
-        if "id" in msg and "method" in msg:
-            if inline:
-                self._exchange(msg, deadline, headers, data)
-            else:
-                threading.Thread(target=self._exchange, args=(msg, deadline, headers, data),
-                                 name="mcp_min-http-%s" % msg["id"], daemon=True).start()
-            return
-        # A notification or our answer to a server request: expect 202, nothing to read.
-        try:
-            resp = self._post(self._headers(self._modern_headers(msg)), data, deadline)
-            resp.read()
-            self._release(resp)
-        except _HttpStatus as e:
-            raise e.error(self, msg.get("method"))
 
-    def _modern_headers(self, msg, extra=None):
-        if not self.modern or "method" not in msg:
-            return extra
-        h = {"Mcp-Method": msg["method"]}
-        params = msg.get("params") or {}
-        if msg["method"] in ("tools/call", "prompts/get"):
-            h["Mcp-Name"] = _header_value(params.get("name", ""))
-        elif msg["method"] == "resources/read":
-            h["Mcp-Name"] = _header_value(params.get("uri", ""))
+def _status_error(answer, method, session_id=None):
+    """The exception for a non-2xx answer."""
+    text = answer.body[:2000].decode("utf-8", "replace")
+    if answer.status == 404 and session_id is not None and method != "initialize":
+        return _SessionExpired("%s no longer knows our session" % answer.url, session_id)
+    challenge = _parse_www_authenticate(answer.headers.get("WWW-Authenticate", ""))
+    if answer.status == 401 or (answer.status == 403 and challenge.get("error") == "insufficient_scope"):
+        return AuthRequired(answer.url, answer.status, text, challenge)
+    reason = "for %s" % method if method else ""
+    if 300 <= answer.status < 400:
+        reason += " (a redirect to %s; mcp_min follows redirects for GET only: use that URL)" % (
+            answer.headers.get("Location"))
+    return HttpError(answer.url, answer.status, text, reason.strip())
+
+
+class _StreamableHttpTransport(_Transport):
+    """Streamable HTTP: every message is a POST; answers come back as JSON or SSE.
+
+    Handshake era: a session id from the initialize answer, a GET stream for what
+    the server sends unasked, resumption of dropped answer streams, DELETE on
+    close.  2026-07-28: no session, no GET stream; Mcp-Method / Mcp-Name headers;
+    closing an answer stream cancels its request."""
+
+    kind = "streamable-http"
+    carries_headers = True
+
+    def __init__(self, url, headers=None, timeout=DEFAULT_TIMEOUT, auth=None):
+        self.url = url
+        self.name = "server at %s" % url
+        self.timeout = timeout
+        self.auth = auth
+        self._headers = _clean_headers(headers)
+        self._engine = _HttpEngine(self._headers)
+        self._pid = os.getpid()
+        self._version = None  # negotiated; sent as MCP-Protocol-Version
+        self._modern = False  # 2026-07-28: headers per request, no session, no GET stream
+        self.session_id = None
+        self._lock = threading.Lock()
+        self._cuts = {}  # request id (or "GET") -> _Cut of the exchange in flight
+        self._listener = None
+        self._closed = False
+        self._stopping = threading.Event()
+
+    def configure(self, version, modern):
+        self._version, self._modern = version, modern
+
+    # -- headers -----------------------------------------------------------------
+    def _base_headers(self, accept="application/json, text/event-stream"):
+        h = {"Accept": accept, "User-Agent": "mcp_min/" + __version__}
+        h.update(self._headers)
+        if self.session_id is not None and not self._modern:
+            h["Mcp-Session-Id"] = self.session_id
+        if self._version is not None:
+            h["MCP-Protocol-Version"] = self._version
+        return h
+
+    def _post_headers(self, msg, extra=None):
+        h = self._base_headers()
+        h["Content-Type"] = "application/json"
+        method = msg.get("method")
+        if self._modern and method is not None:  # 2026-07-28: routing information in headers
+            h["Mcp-Method"] = _header_value(method)
+            params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
+            name = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}.get(
+                method, "taskId" if method.startswith("tasks/") else None)
+            if name is not None and name in params:
+                h["Mcp-Name"] = _header_value(params[name])
         if extra:
             h.update(extra)
         return h
 
-    def _exchange(self, msg, deadline, extra, data):
-        """POST a request and deliver everything the answer carries to the sink."""
-        rid = msg["id"]
+    # -- sending -----------------------------------------------------------------
+    def send(self, msg, data, deadline=None, wait_here=False, headers=None):
+        if self._closed or os.getpid() != self._pid:
+            raise ConnectionClosed("the connection to %s is closed" % self.name)
+        if "id" in msg and "method" in msg:
+            if wait_here:
+                self._exchange(msg, data, deadline, headers)
+            else:
+                _start_thread(self._exchange, "mcp_min-http-%s" % msg["id"], (msg, data, deadline, headers),
+                              "send a request")
+            return
+        # A notification, or our answer to a server request: 2xx expected, nothing to read.
+        if deadline is None:
+            deadline = time.monotonic() + self.timeout
+        answer = self._engine.request("POST", self.url, self._post_headers(msg, headers), data, deadline, self.auth)
         try:
-            try:
-                resp = self._post(self._headers(self._modern_headers(msg, extra)), data, deadline, rid)
-            except _HttpStatus as e:
-                if not self._deliver_error_body(e, rid):
-                    raise e.error(self, msg["method"])
-                return
-            if msg["method"] == "initialize":
-                sid = resp.headers.get("Mcp-Session-Id")
-                if sid:
-                    self.session_id = sid
-            self._read_answer(resp, rid, deadline)
+            if answer.status >= 300:
+                raise _status_error(answer, msg.get("method"), self.session_id)
+            answer.read(HTTP_ERROR_BODY)  # (a 202 has none; a server that streams one is cut off)
+        finally:
+            answer.release()
+
+    def _exchange(self, msg, data, deadline, extra):
+        """POST a request and route everything its answer carries; runs on the thread
+        that will wait for the answer (or on its own thread, for submit())."""
+        rid = msg["id"]
+        cut = _Cut()
+        with self._lock:
+            self._cuts[rid] = cut
+        try:
+            # Without a deadline of its own (a listen), the request still gets one for connecting
+            # and for the answer to start; only its stream may then stay open.
+            answer = self._engine.request("POST", self.url, self._post_headers(msg, extra), data, deadline if (
+                deadline is not None) else time.monotonic() + self.timeout, self.auth, cut)
+            with answer:
+                if answer.status >= 300:
+                    self._failed(answer, msg)
+                    return
+                if msg["method"] == "initialize":
+                    self._take_session(answer)
+                self._read_answer(answer, rid, deadline)
         except RequestTimeout as e:
-            if deadline is None or time.monotonic() < deadline:
-                self._sink._on_request_failed(rid, e)
-            # else the request's own deadline ends it, cancelling as it should
+            if not _expired(deadline):
+                self._router.fail(rid, e)
+            # else the request's own deadline ends it, and cancels it as it should
         except McpError as e:
-            self._sink._on_request_failed(rid, e)
-        except Exception as e:  # never let a thread die silently
-            _log.exception("HTTP exchange failed")
-            self._sink._on_request_failed(rid, ConnectionClosed("HTTP exchange with %s failed: %r" % (self.url, e)))
+            self._router.fail(rid, e)
+        except Exception as e:  # a bug: never let the request hang or the thread die silently
+            _log.exception("HTTP exchange with %s failed", self.url)
+            self._router.fail(rid, ConnectionClosed("HTTP exchange with %s failed: %r" % (self.url, e)))
         finally:
             with self._lock:
-                self._streams.pop(rid, None)
+                self._cuts.pop(rid, None)
 
-    def _deliver_error_body(self, e, rid):
-        """A non-2xx answer whose body is a JSON-RPC error for this request goes to it."""
-        if e.status in (401, 403) or (e.status == 404 and self.session_id is not None and not self.modern):
-            return False
-        try:
-            msg = json.loads(e.body)
-        except ValueError:
-            return False
-        if isinstance(msg, dict) and "error" in msg and msg.get("id") == rid and _is_id(msg.get("id")):
-            self._sink._on_message(msg)
-            return True
-        return False
+    def _take_session(self, answer):
+        sid = answer.headers.get("Mcp-Session-Id")
+        if sid is not None:
+            if not _valid_session_id(sid):
+                raise McpError("%s sent an Mcp-Session-Id that is not visible ASCII; refused" % self.name)
+            self.session_id = sid
 
-    def _read_answer(self, resp, rid, deadline):
-        ctype = resp.headers.get("Content-Type", "").split(";")[0].strip().lower()
-        try:
-            if ctype == "text/event-stream":
-                if deadline is None:  # a stream meant to stay open (subscriptions/listen)
-                    _no_read_timeout(resp)
-                with self._lock:
-                    self._streams[rid] = resp
-                try:
-                    parser = _SseParser()
-                    if self._read_sse(resp, parser, rid, deadline):
-                        return
-                finally:
-                    with self._lock:
-                        self._streams.pop(rid, None)
-                if deadline is None or time.monotonic() < deadline:
-                    self._resume(parser, rid, deadline)
-            elif ctype == "application/json":
-                body = resp.read(MAX_MESSAGE_BYTES + 1)
-                try:
-                    msg = json.loads(body)
-                except ValueError:
-                    raise HttpError(self.url, resp.status, body[:300].decode("utf-8", "replace"),
-                                    "with a body that is not JSON")
-                self._sink._on_message(msg)
-            else:
-                resp.read(65536)
-                raise HttpError(self.url, resp.status, "", "with Content-Type %r instead of an answer"
-                                % (ctype or None))
-        finally:
-            # A stream may have been cut short (timeout, cancel): never reuse its connection.
-            self._release(resp, ctype != "text/event-stream")
-
-    def _read_sse(self, resp, parser, rid, deadline):
-        """Deliver SSE events until the answer to ``rid`` arrives; True when it did."""
-        readline = resp.readline
-        on_message = self._sink._on_message
-        while True:
+    def _failed(self, answer, msg):
+        """A non-2xx answer: its body, when a JSON-RPC error for this request, answers it;
+        otherwise the status is the error."""
+        session = self.session_id if not self._modern else None
+        if answer.status not in (401, 403) and not (answer.status == 404 and session is not None):
             try:
-                line = readline(MAX_MESSAGE_BYTES)
-            except (OSError, ValueError, AttributeError):
-                return False  # dropped, or closed by a cancel
-            if not line:
+                error = _decode(answer.body)
+            except ValueError:
+                error = None
+            if isinstance(error, dict) and "error" in error and error.get("id") == msg["id"] and _is_id(msg["id"]):
+                self._router.receive(error)
+                return
+        problem = _status_error(answer, msg["method"], session)
+        if isinstance(problem, _SessionExpired):
+            with self._lock:
+                if self.session_id == problem.session_id:
+                    self.session_id = None  # the next initialize starts a new one
+        raise problem
+
+    def _read_answer(self, answer, rid, deadline):
+        ctype = _media_type(answer.headers)
+        if ctype == "application/json":
+            body = answer.read()
+            try:
+                msg = _decode(body)
+            except ValueError:
+                raise HttpError(self.url, answer.status, body[:300].decode("utf-8", "replace"),
+                                "with a body that is not JSON")
+            self._router.receive(msg)
+        elif ctype == "text/event-stream":
+            if deadline is None:  # a stream meant to stay open (subscriptions/listen)
+                answer.stream_forever()
+            parser = _SseParser(self.name)
+            if self._pump(answer, parser, rid):
+                return
+            if _expired(deadline):
+                raise RequestTimeout("no answer from %s in time" % self.url)
+            self._resume(parser, rid, deadline)
+        else:
+            answer.read(HTTP_ERROR_BODY)
+            raise HttpError(self.url, answer.status, "", "with Content-Type %r instead of an answer" % (ctype or None))
+
+    def _pump(self, answer, parser, rid):
+        """Route what an SSE stream carries; True once the answer to ``rid`` came."""
+        receive = self._router.receive
+
+        def on_event(kind, data):
+            if kind != "message":
                 return False
-            for kind, data in parser.feed(line):
-                if kind != "message":
-                    continue
-                try:
-                    msg = json.loads(data)
-                except ValueError:
-                    _log.warning("%s sent an SSE event that is not JSON: %s", self.name, _shorten(data, 200))
-                    continue
-                try:
-                    on_message(msg)
-                except Exception:  # a bug in dispatch must not end the stream
-                    _log.exception("error dispatching a message from %s", self.name)
-                for m in (msg if isinstance(msg, list) else (msg,)):
-                    if isinstance(m, dict) and "method" not in m and m.get("id") == rid and _is_id(m.get("id")):
-                        return True
-            if deadline is not None and time.monotonic() > deadline:
+            try:
+                msg = _decode(data)
+            except ValueError:
+                _log.warning("%s sent an SSE event that is not JSON: %s", self.name, _shorten(data, 200))
                 return False
+            try:
+                receive(msg)
+            except Exception:  # a bug in routing must not end the stream
+                _log.exception("error routing a message from %s", self.name)
+            return rid is not None and any(isinstance(m, dict) and "method" not in m and m.get("id") == rid
+                                           for m in (msg if isinstance(msg, list) else (msg,)))
+
+        return _pump_sse(answer, parser, on_event)
 
     def _resume(self, parser, rid, deadline):
-        """A POST's stream ended before its answer: resume it with GET + Last-Event-ID."""
-        for attempt in range(5):
-            if self._closed or parser.last_id is None or self.modern or not self._sink._is_pending(rid):
+        """A POST's stream ended before its answer: resume it with GET + Last-Event-ID
+        (handshake era only; 2026-07-28 streams cannot be resumed)."""
+        for _ in range(SSE_RESUME_ATTEMPTS):
+            if self._closed or parser.last_id is None or self._modern or not self._router.is_pending(rid):
                 break
-            time.sleep(min((parser.retry_ms or 0) / 1000.0, 10.0))
-            try:
-                resp = self._open("GET", self._get_headers(parser.last_id), None, deadline)
-            except (_HttpStatus, McpError) as e:
-                _log.debug("resuming the stream for request %s failed: %s", rid, e)
-                continue
+            pause = min((parser.retry_ms or 0) / 1000.0, SSE_RETRY_CAP)
+            left = _remaining(deadline)
+            if left is not None and pause >= left or self._stopping.wait(pause):
+                break  # the server's retry: would outlast our deadline, or close() came
+            h = self._base_headers("text/event-stream")
+            h["Last-Event-ID"] = parser.last_id
+            cut = _Cut()
             with self._lock:
-                self._streams[rid] = resp
+                self._cuts[rid] = cut
             try:
-                if self._read_sse(resp, parser, rid, deadline):
-                    return
-            finally:
-                with self._lock:
-                    self._streams.pop(rid, None)
-                resp.close()
-        if self._sink._is_pending(rid):
+                with self._engine.request("GET", self.url, h, None, deadline if deadline is not None else (
+                        time.monotonic() + self.timeout), self.auth, cut) as answer:
+                    if answer.status >= 300 or _media_type(answer.headers) != "text/event-stream":
+                        _log.debug("resuming the stream of request %s: HTTP %s", rid, answer.status)
+                        continue
+                    if deadline is None:
+                        answer.stream_forever()
+                    if self._pump(answer, parser, rid):
+                        return
+            except RequestTimeout:
+                raise
+            except McpError as e:
+                _log.debug("resuming the stream of request %s failed: %s", rid, e)
+        if _expired(deadline):
+            raise RequestTimeout("no answer from %s in time" % self.url)
+        if self._router.is_pending(rid):
             raise ConnectionClosed("%s ended the answer stream before answering" % self.name)
 
-    def _get_headers(self, last_event_id=None):
-        h = self._headers(None)
-        h["Accept"] = "text/event-stream"
-        del h["Content-Type"]
-        if last_event_id is not None:
-            h["Last-Event-ID"] = last_event_id
-        return h
-
-    # -- the standalone GET stream (handshake era) --------------------------
-    def connected(self):
-        """Called after the handshake: listen for server messages on GET when offered.
-
-        Waits (briefly) until the server has answered the GET, so that what the
-        server sends there right after our next request is not lost."""
-        if self.modern or (self._listener is not None and self._listener.is_alive()):
+    # -- the standalone GET stream (handshake era) -------------------------------
+    def after_handshake(self):
+        """Listen for server messages on GET when the server offers it.  Waits (briefly)
+        until the server has answered the GET, so that what it sends there right after
+        our next message is not lost."""
+        if self._modern or (self._listener is not None and self._listener.is_alive()):
             return
         ready = threading.Event()
-        self._listener = threading.Thread(target=self._listen_loop, args=(ready,), name="mcp_min-get-stream",
-                                          daemon=True)
-        self._listener.start()
-        ready.wait(min(self.timeout, 5.0))
+        self._listener = _start_thread(self._listen_loop, "mcp_min-get-stream", (ready,), "listen to the server")
+        ready.wait(min(self.timeout, GET_STREAM_READY))
 
     def _listen_loop(self, ready):
-        parser = _SseParser()
+        parser = _SseParser(self.name)
         failures = 0
-        while not self._closed and failures < 5:
+        while not self._closed and failures < GET_STREAM_ATTEMPTS:
+            cut = _Cut()
+            with self._lock:
+                self._cuts["GET"] = cut
+            h = self._base_headers("text/event-stream")
+            if parser.last_id is not None:
+                h["Last-Event-ID"] = parser.last_id
             try:
-                resp = self._open("GET", self._get_headers(parser.last_id), None, None)
-            except _HttpStatus as e:
-                if e.status in (400, 404, 405):
-                    ready.set()
-                    return  # no standalone stream offered
-                failures += 1
-            except McpError:
+                answer = self._engine.request("GET", self.url, h, None, time.monotonic() + self.timeout,
+                                              self.auth, cut)
+            except McpError as e:
+                _log.debug("the GET stream of %s: %s", self.name, e)
                 failures += 1
             else:
-                ready.set()
-                ctype = resp.headers.get("Content-Type", "").split(";")[0].strip().lower()
-                if ctype != "text/event-stream":
-                    resp.close()
-                    return
-                _no_read_timeout(resp)
-                with self._lock:
-                    self._streams["GET"] = resp
-                try:
-                    failures = 0
-                    self._read_sse(resp, parser, None, None)
-                finally:
-                    with self._lock:
-                        self._streams.pop("GET", None)
-                    resp.close()
+                with answer:
+                    if answer.status in (400, 404, 405) or (answer.status < 300 and _media_type(
+                            answer.headers) != "text/event-stream"):
+                        ready.set()
+                        return  # no standalone stream offered
+                    if answer.status >= 300:
+                        failures += 1
+                    else:
+                        ready.set()
+                        answer.stream_forever()  # a quiet server is not a dead one
+                        failures = 0
+                        self._pump(answer, parser, None)
             ready.set()
             # Honour the server's retry: field; back off further after failures.
-            self._stopping.wait(min((parser.retry_ms or 1000) / 1000.0, 10.0) * (failures or 1))
+            self._stopping.wait(min((parser.retry_ms or 1000) / 1000.0, SSE_RETRY_CAP) * (failures or 1))
 
-    # -- cancel and close ---------------------------------------------------
-    def abort(self, request_id):
+    # -- cancel and close ----------------------------------------------------------
+    def cancel(self, request_id):
         with self._lock:
-            resp = self._streams.pop(request_id, None)
-        if resp is not None:
-            _close_response(resp)
-        return self.modern  # in 2026-07-28 closing the stream is the cancellation
+            cut = self._cuts.pop(request_id, None)
+        if cut is not None:
+            cut()
+        return self._modern  # in 2026-07-28 closing the stream is the cancellation
 
-    def fallback(self, error):
+    def replacement_for(self, error):
         """After an ``initialize`` POST failed: the legacy HTTP+SSE transport, or None."""
         if isinstance(error, HttpError) and not isinstance(error, AuthRequired) and error.status in (400, 404, 405):
-            return _with_auth(_SseTransport(self.url, self.headers, self.timeout), self.auth)
+            return _SseTransport(self.url, self._headers, self.timeout, self.auth)
         return None
 
     def close(self):
-        if self._closed:
-            return
+        if self._closed or os.getpid() != self._pid:
+            return  # (a forked child must not end the parent's session)
         self._closed = True
         self._stopping.set()
         with self._lock:
-            streams = list(self._streams.values())
-            self._streams.clear()
-        for resp in streams:
-            _close_response(resp)
-        with self._lock:
-            idle, self._idle = self._idle, []
-        for conn in idle:
-            conn.close()
-        if self.session_id is not None and not self.modern:
-            h = self._get_headers()
-            del h["Accept"]
+            cuts, self._cuts = list(self._cuts.values()), {}
+        for cut in cuts:
+            cut()
+        self._engine.close()
+        if self.session_id is not None and not self._modern:
             try:
-                self._open("DELETE", h, None, time.monotonic() + min(self.timeout, 5.0)).close()
-            except (McpError, _HttpStatus) as e:
+                with self._engine.request("DELETE", self.url, self._base_headers(), None, time.monotonic() + min(
+                        self.timeout, SESSION_DELETE_TIMEOUT), self.auth):
+                    pass
+            except McpError as e:
                 _log.debug("DELETE of the session: %s", e)
-        if self._listener is not None:
-            self._listener.join(1.0)
+        if self._listener is not None and self._listener is not threading.current_thread():
+            self._listener.join(CLOSE_GRACE)
 
 
-class _HttpStatus(Exception):
-    """Internal: a non-2xx HTTP answer, before we decide what it means."""
-
-    def __init__(self, url, status, headers, body):
-        Exception.__init__(self, status)
-        self.url, self.status, self.headers, self.body = url, status, headers, body
-
-    def error(self, transport, method):
-        text = self.body[:2000].decode("utf-8", "replace")
-        if self.status == 404 and getattr(transport, "session_id", None) is not None \
-                and not transport.modern and method != "initialize":
-            return _SessionExpired("%s no longer knows our session" % transport.name, transport.session_id)
-        challenge = _parse_www_authenticate(self.headers.get("WWW-Authenticate", "") if self.headers else "")
-        if self.status == 401 or (self.status == 403 and challenge.get("error") == "insufficient_scope"):
-            return AuthRequired(self.url, self.status, text, challenge)
-        return HttpError(self.url, self.status, text, "for %s" % method if method else "")
-
-
-def _no_read_timeout(resp):
-    # For streams that legitimately go quiet; close() unblocks them by shutting the socket down.
-    try:
-        resp.fp.raw._sock.settimeout(None)
-    except AttributeError:
-        pass
-
-
-def _close_response(resp):
-    # Closing from another thread must unblock a reader stuck in recv(): shut the socket down.
-    # (``resp`` is a response, or a connection still waiting for its response.)
-    try:
-        import socket
-        sock = getattr(resp, "sock", None) or resp.fp.raw._sock
-        sock.shutdown(socket.SHUT_RDWR)
-    except Exception:
-        pass
-    try:
-        resp.close()
-    except Exception:
-        pass
-
-
-def _origin(url):
-    import urllib.parse
-    parts = urllib.parse.urlsplit(url)
-    return parts.scheme.lower(), (parts.hostname or "").lower(), parts.port
-
-
-def _redirect_handler(own_headers):
-    """A urllib redirect handler that drops credentials when a redirect leaves the origin."""
-    import urllib.request
-    sensitive = {"authorization", "cookie", "proxy-authorization"} | {k.lower() for k in own_headers}
-
-    class Redirect(urllib.request.HTTPRedirectHandler):
-        def redirect_request(self, req, fp, code, msg, headers, newurl):
-            new = urllib.request.HTTPRedirectHandler.redirect_request(self, req, fp, code, msg, headers, newurl)
-            if new is not None and _origin(newurl) != _origin(req.full_url):
-                for name in list(new.headers):
-                    if name.lower() in sensitive:
-                        del new.headers[name]
-            return new
-    return Redirect()
-
-
-def _redact(headers):
-    secret = ("authorization", "cookie", "proxy-authorization", "x-api-key", "api-key", "mcp-session-id")
-    return {k: ("<redacted>" if k.lower() in secret or "token" in k.lower() or "key" in k.lower() else v)
-            for k, v in headers.items()}
-
-
-class _SseTransport(_HttpTransport):
-    """The 2024-11-05 HTTP+SSE transport: one GET stream in, a POST endpoint out."""
+class _SseTransport(_Transport):
+    """The 2024-11-05 HTTP+SSE transport: one GET stream in, POSTs to the endpoint
+    the stream names."""
 
     kind = "sse"
 
-    def __init__(self, url, headers=None, timeout=DEFAULT_TIMEOUT):
-        _HttpTransport.__init__(self, url, headers, timeout)
+    def __init__(self, url, headers=None, timeout=DEFAULT_TIMEOUT, auth=None):
+        self.url = url
+        self.name = "server at %s" % url
+        self.timeout = timeout
+        self.auth = auth
+        self._headers = _clean_headers(headers)
+        self._engine = _HttpEngine(self._headers)
+        self._pid = os.getpid()
+        self._version = None
         self.endpoint = None
         self._stream = None
         self._ready = threading.Event()
+        self._listener = None
+        self._closed = False
 
-    def start(self, sink):
-        self._sink = sink
+    def configure(self, version, modern):
+        self._version = version
+
+    def _headers_for(self, accept):
+        h = {"Accept": accept, "User-Agent": "mcp_min/" + __version__}
+        h.update(self._headers)
+        if self._version is not None:
+            h["MCP-Protocol-Version"] = self._version
+        return h
+
+    def start(self, router):
+        self._router = router
         deadline = time.monotonic() + self.timeout
-        try:
-            resp = self._open("GET", self._get_headers(), None, deadline)
-        except _HttpStatus as e:
-            raise e.error(self, None)
-        ctype = resp.headers.get("Content-Type", "").split(";")[0].strip().lower()
-        if ctype != "text/event-stream":
-            resp.close()
-            raise HttpError(self.url, resp.status, "", "with Content-Type %r, not an SSE stream" % ctype)
-        _no_read_timeout(resp)  # a quiet server is not a dead one; close() shuts the socket
-        self._stream = resp
-        self._listener = threading.Thread(target=self._sse_loop, args=(resp,), name="mcp_min-sse", daemon=True)
-        self._listener.start()
-        if not self._ready.wait(max(deadline - time.monotonic(), 0)) or self.endpoint is None:
+        answer = self._engine.request("GET", self.url, self._headers_for("text/event-stream"), None, deadline,
+                                      self.auth)
+        if answer.status >= 300:
+            raise _status_error(answer, None)
+        if _media_type(answer.headers) != "text/event-stream":
+            answer.release()
+            raise HttpError(self.url, answer.status, "", "with Content-Type %r, not an SSE stream"
+                            % _media_type(answer.headers))
+        answer.stream_forever()  # a quiet server is not a dead one; close() cuts the connection
+        self._stream = answer
+        self._listener = _start_thread(self._read_loop, "mcp_min-sse", (answer,))
+        if not self._ready.wait(_remaining(deadline)) or self.endpoint is None:
             self.close()
             raise ConnectionClosed("%s sent no endpoint event" % self.name)
 
-    def _sse_loop(self, resp):
+    def _read_loop(self, answer):
         import urllib.parse
-        parser = _SseParser()
-        error = ConnectionClosed("%s closed the SSE stream" % self.name)
-        try:
-            while True:
+        receive = self._router.receive
+
+        def on_event(kind, data):
+            if kind == "endpoint":
+                endpoint = urllib.parse.urljoin(self.url, data.strip())
+                if _origin(endpoint) != _origin(self.url):  # our headers (tokens) would go there
+                    _log.warning("%s named an endpoint on another origin (%s); refused", self.name, endpoint)
+                else:
+                    self.endpoint = endpoint
+                self._ready.set()
+            elif kind == "message":
                 try:
-                    line = resp.readline(MAX_MESSAGE_BYTES)
-                except (OSError, ValueError, AttributeError):
-                    break
-                if not line:
-                    break
-                for kind, data in parser.feed(line):
-                    if kind == "endpoint":
-                        endpoint = urllib.parse.urljoin(self.url, data.strip())
-                        if _origin(endpoint) != _origin(self.url):  # our headers (tokens) go there
-                            _log.warning("%s named an endpoint on another origin (%s); refused", self.name,
-                                         endpoint)
-                        else:
-                            self.endpoint = endpoint
-                        self._ready.set()
-                    elif kind == "message":
-                        try:
-                            msg = json.loads(data)
-                        except ValueError:
-                            _log.warning("%s sent an SSE event that is not JSON", self.name)
-                            continue
-                        try:
-                            self._sink._on_message(msg)
-                        except Exception:
-                            _log.exception("error dispatching a message from %s", self.name)
-        finally:
-            self._ready.set()
-            if self._closed:
-                error = ConnectionClosed("client closed the connection to %s" % self.name)
-            self._sink._on_closed(error)
+                    msg = _decode(data)
+                except ValueError:
+                    _log.warning("%s sent an SSE event that is not JSON", self.name)
+                    return False
+                try:
+                    receive(msg)
+                except Exception:
+                    _log.exception("error routing a message from %s", self.name)
+            return False
 
-    def send(self, msg, deadline=None, inline=False, headers=None, data=None):
-        if "id" in msg and "method" in msg and not inline:
-            threading.Thread(target=self._post_message, args=(msg, deadline, data), daemon=True).start()
-        else:
-            self._post_message(msg, deadline, data)
-
-    def _post_message(self, msg, deadline, data):
         try:
-            try:
-                h = self._headers(None)
-                h.pop("Mcp-Session-Id", None)
-                self._open("POST", h, data or _encode_line(msg), deadline, self.endpoint).close()
-            except _HttpStatus as e:
-                raise e.error(self, msg.get("method"))
+            _pump_sse(answer, _SseParser(self.name), on_event)
+        finally:
+            answer.release()
+            self._ready.set()
+            self._router.closed(ConnectionClosed(("client closed the connection to %s" if self._closed
+                                                  else "%s closed the SSE stream") % self.name))
+
+    def send(self, msg, data, deadline=None, wait_here=False, headers=None):
+        if self._closed or os.getpid() != self._pid:
+            raise ConnectionClosed("the connection to %s is closed" % self.name)
+        if "id" in msg and "method" in msg and not wait_here:
+            _start_thread(self._post_request, "mcp_min-sse-post-%s" % msg["id"], (msg, data, deadline),
+                          "send a request")
+        elif "id" in msg and "method" in msg:
+            self._post_request(msg, data, deadline)
+        else:
+            self._post(msg, data, deadline)
+
+    def _post_request(self, msg, data, deadline):
+        try:
+            self._post(msg, data, deadline)  # the answer comes on the stream
         except McpError as e:
-            if "id" in msg and "method" in msg:
-                self._sink._on_request_failed(msg["id"], e)
-            else:
-                raise
+            self._router.fail(msg["id"], e)
 
-    def connected(self):
-        pass
-
-    def abort(self, request_id):
-        return False
-
-    def fallback(self, error):
-        return None
+    def _post(self, msg, data, deadline):
+        h = self._headers_for("application/json, text/event-stream")
+        h["Content-Type"] = "application/json"
+        with self._engine.request("POST", self.endpoint, h, data, deadline or time.monotonic() + self.timeout,
+                                  self.auth) as answer:
+            if answer.status >= 300:
+                raise _status_error(answer, msg.get("method"))
+            answer.read(HTTP_ERROR_BODY)
 
     def close(self):
-        if self._closed:
+        if self._closed or os.getpid() != self._pid:
             return
         self._closed = True
         if self._stream is not None:
-            _close_response(self._stream)
+            self._stream.abort()
+        self._engine.close()
         if self._listener is not None and self._listener is not threading.current_thread():
-            self._listener.join(1.0)
+            self._listener.join(CLOSE_GRACE)
 
 
 # ---------------------------------------------------------------------------
-# OAuth 2.1 authorization for HTTP servers: discovery (RFC 9728, RFC 8414 and
-# OpenID), client registration (pre-registered, Client ID Metadata Documents,
-# RFC 7591), authorization code + PKCE, refresh, step-up, client_credentials
-# (secret or ES256 private_key_jwt) and cross-app access (RFC 8693 + RFC 7523).
-# The transports call _auth_apply before each request and _auth_retry on a
-# non-2xx answer; everything else lives here.
+# Session: what the server sends unasked (_Inbox), and one conversation with it
+# (_Session: negotiation, sending, settling).  Neither knows the Client object
+# (so a dropped Client can be collected) nor how bytes move.
 # ---------------------------------------------------------------------------
 
-class AuthError(McpError):
-    """The OAuth flow failed: what was fetched, what was wrong, what to do.
+class _Worker(object):
+    """Runs callbacks in order on one thread, started when first needed, so user
+    code never runs on (and never blocks) a thread that reads from the server."""
 
-    ``error`` and ``error_description`` hold the authorization server's error, if any.
+    def __init__(self, name):
+        self._queue = SimpleQueue()
+        self._name = name
+        self._thread = None
+        self._lock = threading.Lock()
+        self._dropping = False
+        self._stopped = False
+
+    def put(self, fn, *args):
+        if self._stopped:
+            return
+        if self._queue.qsize() >= MAX_QUEUED_CALLBACKS:
+            # A server flooding us while a callback is slow must not eat all memory.
+            if not self._dropping:
+                _log.warning("callbacks are %d behind; dropping server messages until they catch up",
+                             MAX_QUEUED_CALLBACKS)
+            self._dropping = True
+            return
+        self._dropping = False
+        if self._thread is None:
+            with self._lock:
+                if self._thread is None:
+                    try:
+                        self._thread = _start_thread(self._run, self._name, what="run callbacks")
+                    except ConnectionClosed as e:
+                        _log.warning("dropped a server message: %s", e)
+                        return
+        self._queue.put((fn, args))
+
+    def _run(self):
+        get = self._queue.get
+        while True:
+            item = get()
+            if item is None:
+                return
+            fn, args = item
+            try:
+                fn(*args)
+            except Exception:
+                _log.exception("callback %r failed", fn)
+
+    def drain(self, deadline=None):
+        """Wait (until ``deadline`` at most) for the callbacks queued so far to run."""
+        thread = self._thread
+        if thread is None or thread is threading.current_thread() or self._stopped or not thread.is_alive():
+            return
+        done = threading.Event()
+        self._queue.put((done.set, ()))
+        done.wait(_remaining(deadline))
+
+    def stop(self):
+        self._stopped = True
+        if self._thread is not None:
+            self._queue.put(None)
+            if self._thread is not threading.current_thread():
+                self._thread.join(CLOSE_GRACE)
+
+
+_SUBSCRIPTION_ID = _META_PREFIX + "subscriptionId"
+_CHANGED_LISTS = {  # a list_changed notification -> the cached lists it makes stale
+    "notifications/tools/list_changed": ("tools/list",),
+    "notifications/prompts/list_changed": ("prompts/list",),
+    "notifications/resources/list_changed": ("resources/list", "resources/templates/list"),
+}
+
+
+class _Inbox(object):
+    """What the server sends unasked: requests we answer (handshake era) and
+    notifications we deliver.  Called on whatever thread routed the message (a
+    reader, or the thread that read an HTTP answer); user code runs on workers."""
+
+    def __init__(self, dispatcher, send_answer, cache, roots=None, sampling=None, elicitation=None, on_log=None,
+                 on_notification=None):
+        self.roots, self.sampling, self.elicitation = roots, sampling, elicitation
+        self.on_log, self.on_notification = on_log, on_notification
+        self.modern = False  # set by the session: 2026-07-28 notifications name their subscription
+        self._dispatcher = dispatcher
+        self._send_answer = send_answer
+        self._list_cache = cache
+        self.events = _Worker("mcp_min-events")  # notifications, progress, logs, stderr lines, in order
+        self._pings = _Worker("mcp_min-ping")  # never waits behind a slow callback
+        self._overflow = _Worker("mcp_min-answers")  # server requests beyond MAX_ANSWER_THREADS
+        self._lock = threading.Lock()
+        self._answering = 0
+        self._serving = {}  # id of a server request being answered -> True once the server cancelled it
+
+    # -- requests ------------------------------------------------------------------
+    def take_request(self, msg):
+        rid = msg["id"]
+        if msg["method"] == "ping":
+            self._pings.put(self._send_answer, _response(rid, {}))
+            return
+        with self._lock:
+            self._serving[rid] = False
+            spare = self._answering < MAX_ANSWER_THREADS
+            if spare:
+                self._answering += 1
+        if spare:
+            try:
+                _start_thread(self._answer, "mcp_min-answer", (msg, True), "answer the server")
+                return
+            except ConnectionClosed:
+                with self._lock:
+                    self._answering -= 1
+        self._overflow.put(self._answer, msg, False)  # a flood: a queue bounds the cost
+
+    def _answer(self, msg, own_thread):
+        method, rid = msg["method"], msg["id"]
+        params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
+        try:
+            if not self._cancelled(rid):
+                answer = _response(rid, self.serve(method, params))
+        except RequestError as e:
+            answer = _error_response(rid, e.code, e.message)
+        except Exception as e:
+            _log.exception("answering the server's %s failed", method)
+            answer = _error_response(rid, INTERNAL_ERROR, "%s: %s" % (type(e).__name__, e))
+        finally:
+            with self._lock:
+                cancelled = self._serving.pop(rid, False)
+                if own_thread:
+                    self._answering -= 1
+        if cancelled:
+            _log.debug("the server cancelled its %s; not answering it", method)
+        else:
+            self._send_answer(answer)
+
+    def _cancelled(self, rid):
+        with self._lock:
+            return self._serving.get(rid, False)
+
+    def serve(self, method, params):
+        """What we answer to a server request (handshake era) or an input request (2026-07-28)."""
+        if method == "ping":
+            return {}
+        if method == "roots/list" and self.roots is not None:
+            return _roots_result(self.roots)
+        if method == "sampling/createMessage" and self.sampling is not None:
+            return self.sampling(params)
+        if method == "elicitation/create" and self.elicitation is not None:
+            return _apply_defaults(params, self.elicitation(params))
+        raise RequestError(METHOD_NOT_FOUND, "mcp_min client does not handle %s" % method)
+
+    # -- notifications ---------------------------------------------------------------
+    def take_notification(self, method, params):
+        try:
+            self._notification(method, params)
+        except (TypeError, AttributeError, ValueError):  # unhashable ids, a _meta that is not an object...
+            _log.warning("ignored a malformed %s notification: %s", method, _shorten(_dumps_for_humans(params), 200))
+
+    def _notification(self, method, params):
+        if method == "notifications/progress":
+            fut = self._dispatcher.pending(params.get("progressToken"))
+            if fut is not None and fut.progress is not None:
+                self.events.put(fut.progress, params.get("progress"), params.get("total"), params.get("message"))
+            return
+        if method == "notifications/message":
+            self.events.put(self._log_message, params)
+            return
+        meta = params.get("_meta")
+        sub_id = meta.get(_SUBSCRIPTION_ID) if isinstance(meta, dict) else None
+        if method == "notifications/cancelled":
+            rid = params.get("requestId")
+            with self._lock:
+                if rid in self._serving:  # a request of the server's that we are answering
+                    self._serving[rid] = True
+                    return
+            if self._dispatcher.subscription(rid) is not None:  # the server ended a listen
+                sub_id = rid
+        for stale in _CHANGED_LISTS.get(method, ()):
+            self._list_cache.drop(stale)
+        sub = self._dispatcher.subscription(sub_id) if sub_id is not None else None
+        if sub is not None:
+            self.events.put(sub._deliver, method, params)
+            return
+        subs = self._dispatcher.subscriptions() if sub_id is None and not self.modern else ()
+        for sub in subs:  # handshake era: what the server sends anyway goes to every listener
+            self.events.put(sub._deliver, method, params)
+        if not subs and self.on_notification is not None:
+            self.events.put(self.on_notification, method, params)
+
+    def _log_message(self, params):
+        if self.on_log is not None:
+            self.on_log(params.get("level"), params.get("logger"), params.get("data"))
+            return
+        level = {"debug": logging.DEBUG, "info": logging.INFO, "notice": logging.INFO,
+                 "warning": logging.WARNING}.get(params.get("level"), logging.ERROR)
+        _server_log.log(level, "%s%s", "[%s] " % params["logger"] if params.get("logger") else "",
+                        params.get("data"))
+
+    def stop(self):
+        for worker in (self.events, self._pings, self._overflow):
+            worker.stop()
+
+
+class _ListCache(object):
+    """Lists as the server last sent them, while its ttlMs allows (2026-07-28)."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._lists = {}  # list method -> (expiry time, items)
+
+    def get(self, method):
+        with self._lock:
+            entry = self._lists.get(method)
+        return list(entry[1]) if entry is not None and entry[0] > time.monotonic() else None
+
+    def put(self, method, items, ttl_ms):
+        if ttl_ms > 0:
+            with self._lock:
+                self._lists[method] = (time.monotonic() + ttl_ms / 1000.0, list(items))
+
+    def drop(self, method):
+        with self._lock:
+            self._lists.pop(method, None)
+
+
+_INPUT_METHODS = ("tools/call", "prompts/get", "resources/read")  # may answer input_required
+
+
+def _supported_in(error):
+    """The versions a version error lists in its data (``supported``), or None."""
+    supported = error.data.get("supported") if isinstance(error.data, dict) else None
+    return supported if isinstance(supported, list) else None
+
+
+class _Session(object):
+    """One conversation with a server.
+
+    Negotiation: ``server/discover`` and the choice of era (see "How it works"),
+    else the ``initialize`` handshake.  Sending: ids from the dispatcher, our
+    ``_meta`` on every 2026-07-28 request.  Settling (on the waiting thread): error
+    answers become exceptions, the two repeats the protocol asks for (a new HTTP
+    session after a 404; a fresh tools/list after -32020), and 2026-07-28 input
+    rounds.  Lists, with their cache.  Holds no reference to the Client.
     """
 
-    def __init__(self, message, error=None, error_description=None):
-        McpError.__init__(self, message)
-        self.error, self.error_description = error, error_description
+    def __init__(self, make_transport, timeout=DEFAULT_TIMEOUT, protocol_version="auto",
+                 probe_timeout=PROBE_TIMEOUT, client_info=None, **callbacks):
+        if protocol_version != "auto" and protocol_version not in SUPPORTED_VERSIONS:
+            raise ValueError("protocol_version must be 'auto' or one of %s, not %r"
+                             % (", ".join(SUPPORTED_VERSIONS), protocol_version))
+        self._make_transport = make_transport
+        self.timeout = timeout
+        self.wanted_version = protocol_version
+        self.probe_timeout = probe_timeout
+        self.client_info = dict(client_info or _CLIENT_INFO)
+        self.protocol_version = None
+        self.modern = False
+        self.server_info = {}
+        self.server_capabilities = {}
+        self.instructions = None
+        self.list_cache = _ListCache()
+        self.dispatcher = _Dispatcher(self._on_request, self._on_notification)
+        self.inbox = _Inbox(self.dispatcher, self._send_answer, self.list_cache, **callbacks)
+        self.transport = make_transport(self.inbox.events)
+        self._pid = os.getpid()  # a forked child must leave this session alone
+        self._tool_headers = None  # tool name -> x-mcp-header paths (HTTP, 2026-07-28)
+        self._base_meta = self._meta_json = None  # our _meta in stateless mode, and its encoding
+        self._closed = False
+        self._close_lock = threading.Lock()
+        self._restart_lock = threading.Lock()
+        self._restarted = set()  # HTTP session ids already replaced after a 404
+
+    # The dispatcher is made before the inbox; these forward to it.
+    def _on_request(self, msg):
+        self.inbox.take_request(msg)
+
+    def _on_notification(self, method, params):
+        self.inbox.take_notification(method, params)
+
+    def capabilities(self, modern):
+        caps = {}
+        if self.inbox.roots is not None:
+            caps["roots"] = {} if modern else {"listChanged": False}
+        if self.inbox.sampling is not None:
+            caps["sampling"] = {}
+        if self.inbox.elicitation is not None:
+            caps["elicitation"] = {"form": {}}
+        return caps
+
+    def _set_era(self, version, modern):
+        """The one place era state changes; the transport hears of it here."""
+        self.protocol_version, self.modern = version, modern
+        self.inbox.modern = modern
+        self.transport.configure(version, modern)
+        if modern:
+            self._base_meta = {_META_PREFIX + "protocolVersion": version,
+                               _META_PREFIX + "clientCapabilities": self.capabilities(True),
+                               _META_PREFIX + "clientInfo": self.client_info}
+            self._meta_json = _to_json(self._base_meta)
+        else:
+            self._base_meta = self._meta_json = None
+
+    # -- negotiation -------------------------------------------------------------
+    def connect(self):
+        deadline = time.monotonic() + self.timeout
+        self.transport.start(self.dispatcher)
+        wanted = self.wanted_version
+        if wanted == "auto" or wanted in MODERN_VERSIONS:
+            version = self._probe(deadline, pinned=wanted != "auto")
+            if self.modern:
+                return
+            if self.dispatcher.error is not None:  # the probe ended the connection: start over
+                self.transport.close()
+                self.transport = self._make_transport(self.inbox.events)
+                self.dispatcher.reset()
+                self.transport.start(self.dispatcher)
+            wanted = version or LEGACY_VERSIONS[0]
+        self._handshake(wanted, deadline)
+
+    def _probe(self, deadline, pinned, version=MODERN_VERSIONS[0], retried=False):
+        """Ask ``server/discover``.  Returns the version chosen: a modern one (then the era is
+        set), a legacy one to shake hands with, or None (a handshake-era server)."""
+        self._set_era(version, True)
+        wait = _remaining(deadline) if pinned else min(self.probe_timeout, _remaining(deadline))
+        try:
+            result = self.request("server/discover", {}, wait, cancellable=False)
+        except RequestError as e:
+            supported = _supported_in(e)
+            if retried:
+                return version  # a 2026 server; its discovery data is optional
+            if e.code == UNSUPPORTED_PROTOCOL_VERSION and supported is not None:
+                chosen = _choose_version(supported)
+                return self._probe(deadline, pinned, chosen, True) if chosen in MODERN_VERSIONS \
+                    else self._legacy(chosen, e)
+            if e.code in _MODERN_ERRORS and not pinned:
+                return version  # a 2026 server complaining about something else
+            if pinned:
+                raise
+            return self._legacy(None, e)
+        except AuthRequired:
+            raise  # never an era verdict
+        except McpError as e:  # no answer in time, an HTTP 4xx, a server that died...
+            if pinned:
+                raise
+            return self._legacy(None, e)
+        if not isinstance(result.get("supportedVersions"), list):
+            if pinned:
+                raise McpError("server/discover answer has no supportedVersions: %s"
+                               % _shorten(_dumps_for_humans(result), 300))
+            return self._legacy(None, "no supportedVersions")
+        chosen = _choose_version(result["supportedVersions"])
+        if chosen not in MODERN_VERSIONS:
+            return self._legacy(chosen, "it supports only %s" % chosen)
+        self._set_era(chosen, True)
+        self.server_capabilities = _field(result, "capabilities", dict, "server/discover", {})
+        self.instructions = result.get("instructions") if isinstance(result.get("instructions"), str) else None
+        meta = result.get("_meta")
+        info = meta.get(_META_PREFIX + "serverInfo") if isinstance(meta, dict) else None
+        self.server_info = info if isinstance(info, dict) else {}
+        return chosen
+
+    def _legacy(self, version, why):
+        _log.debug("server/discover: a handshake-era server (%s)", why)
+        self._set_era(None, False)
+        return version
+
+    def _handshake(self, version, deadline, retried=False):
+        params = {"protocolVersion": version, "capabilities": self.capabilities(False),
+                  "clientInfo": self.client_info}
+        try:
+            result = self.request("initialize", params, _remaining(deadline), cancellable=False)
+        except RequestError as e:
+            common = [v for v in LEGACY_VERSIONS if v in (_supported_in(e) or ())]
+            if retried or not common:
+                raise
+            return self._handshake(common[0], deadline, True)
+        except HttpError as e:
+            replacement = None if retried else self.transport.replacement_for(e)
+            if replacement is None:
+                raise
+            _log.debug("initialize POST failed (%s); trying the HTTP+SSE transport", e)
+            self.transport.close()
+            self.transport = replacement
+            self.dispatcher.reset()
+            replacement.start(self.dispatcher)
+            return self._handshake(version, deadline, True)
+        answered = result.get("protocolVersion")
+        if answered not in LEGACY_VERSIONS:
+            raise McpError("the server answered initialize with protocol version %r; mcp_min speaks %s"
+                           % (answered, ", ".join(SUPPORTED_VERSIONS)))
+        self._set_era(answered, False)
+        self.server_capabilities = _field(result, "capabilities", dict, "initialize", {})
+        self.server_info = _field(result, "serverInfo", dict, "initialize", {})
+        self.instructions = result.get("instructions") if isinstance(result.get("instructions"), str) else None
+        # The GET stream first: servers announce things (tools/list_changed) as soon as
+        # they hear notifications/initialized, and need a stream to say them on.
+        self.transport.after_handshake()
+        self.notify("notifications/initialized")
+
+    def _restart_session(self, expired):
+        """HTTP 404 on our session: the server forgot it.  Shake hands again, once for
+        however many requests found out at the same time."""
+        with self._restart_lock:
+            if expired.session_id in self._restarted:
+                return  # another thread already did
+            self._restarted.add(expired.session_id)
+            _log.info("%s forgot session %s; initializing again", self.transport.name, expired.session_id)
+            version = self.protocol_version or LEGACY_VERSIONS[0]
+            self._set_era(None, False)
+            self._handshake(version, time.monotonic() + self.timeout, True)
+
+    # -- sending -----------------------------------------------------------------
+    def _check_usable(self):
+        if os.getpid() != self._pid:
+            raise McpError("this client belongs to process %d; a forked child must make its own" % self._pid)
+        if self.dispatcher.error is not None:
+            raise self.dispatcher.error
+
+    def submit(self, method, params=None, timeout=_DEFAULT, progress=None, finish=None, wait_here=False,
+               cancellable=True, subscription=None, keepalive=None):
+        """Send a request; return its Future.  ``timeout`` is seconds, None for no deadline, or
+        _DEFAULT for the client's.  ``wait_here``: the caller waits next, so HTTP may read the
+        answer on this thread.  Nothing is pending when this raises."""
+        self._check_usable()
+        if not isinstance(method, str) or not method:
+            raise ValueError("the method must be a non-empty string, not %r" % (method,))
+        if params is not None and not isinstance(params, dict):
+            raise ValueError("params must be a dict (MCP params are JSON objects), not %s" % type(params).__name__)
+        rid = self.dispatcher.next_id()
+        if progress is not None:
+            params = dict(params or ())
+            params["_meta"] = dict(_meta_of(params), progressToken=rid)
+        msg = _request(rid, method, params)
+        data = self._encode(msg)  # ValueError for what JSON cannot carry, before anything is pending
+        fut = Future(rid, method, params, self.timeout if timeout is _DEFAULT else timeout, progress,
+                     self._settle, self._withdraw, finish, cancellable)
+        fut._keepalive = keepalive
+        self.dispatcher.add(fut, subscription)
+        if _log.isEnabledFor(logging.DEBUG):
+            _trace("->", data)
+        try:
+            self.transport.send(msg, data, fut.deadline, wait_here,
+                                self._param_headers(params) if method == "tools/call" else None)
+        except Exception as e:  # whatever went wrong, the future is settled
+            self.dispatcher.fail(rid, e if isinstance(e, McpError) else ConnectionClosed(
+                "cannot send %s to %s: %r" % (method, self.transport.name, e)))
+        return fut
+
+    def request(self, method, params=None, timeout=_DEFAULT, progress=None, finish=None, cancellable=True):
+        """Send a request and wait for its value (the result dict, or what ``finish`` makes of it)."""
+        return self.submit(method, params, timeout, progress, finish, True, cancellable).result()
+
+    def notify(self, method, params=None):
+        self._check_usable()
+        if params is not None and not isinstance(params, dict):
+            raise ValueError("params must be a dict (MCP params are JSON objects), not %s" % type(params).__name__)
+        msg = _notification(method, params)
+        data = _encode_line(msg)
+        if _log.isEnabledFor(logging.DEBUG):
+            _trace("->", data)
+        self.transport.send(msg, data, time.monotonic() + self.timeout)
+
+    def _send_answer(self, answer):
+        """Our answer to a server request; dropped once the client is closed."""
+        if self._closed or os.getpid() != self._pid:
+            _log.debug("dropped the answer to the server's request %r: the client is closed", answer.get("id"))
+            return
+        try:
+            data = _encode_line(answer)
+        except ValueError as e:  # a callback returned what JSON cannot carry
+            answer = _error_response(answer["id"], INTERNAL_ERROR, str(e))
+            data = _encode_line(answer)
+        if _log.isEnabledFor(logging.DEBUG):
+            _trace("->", data)
+        try:
+            self.transport.send(answer, data, time.monotonic() + self.timeout)
+        except McpError as e:
+            _log.debug("could not answer the server's request %r: %s", answer.get("id"), e)
+
+    def _encode(self, msg):
+        """A request as bytes; in stateless mode with our ``_meta`` added.
+
+        The ``_meta`` block is the same on every request, so it is encoded once and
+        spliced into the encoded params (most of a small request's bytes; encoding it
+        each time showed up in profiles).  ``params`` is a dict here (checked)."""
+        if self._meta_json is None:
+            return _encode_line(msg)
+        params = msg.get("params")
+        if params and "_meta" in params:  # the caller's own _meta: merge (keys of ours win)
+            meta = dict(_meta_of(params), **self._base_meta)
+            return _encode_line(dict(msg, params=dict(params, _meta=meta)))
+        body = _to_json(params) if params else "{}"
+        text = '{"jsonrpc":"2.0","id":%d,"method":%s,"params":%s%s"_meta":%s}}' % (
+            msg["id"], _to_json(msg["method"]), body[:-1], "," if len(body) > 2 else "", self._meta_json)
+        return _utf8(text, dict(msg, params=dict(params or (), _meta=self._base_meta))) + b"\n"
+
+    def _param_headers(self, params):
+        """Mcp-Param-* headers for a tools/call (Streamable HTTP, 2026-07-28)."""
+        table = self._tool_headers
+        if not self.modern or table is None or not self.transport.carries_headers:
+            return None
+        paths = table.get(params.get("name"))
+        if not paths:
+            return None
+        out = {}
+        for path, name in paths:
+            value = params.get("arguments") or {}
+            for key in path:
+                value = value.get(key) if isinstance(value, dict) else None
+            if value is not None:
+                out["Mcp-Param-" + name] = _header_value(value)
+        return out
+
+    # -- settling (on the waiting thread) --------------------------------------------
+    def _withdraw(self, fut, reason):
+        """Take a pending request back and tell the server; False if it had already ended."""
+        if self.dispatcher.withdraw(fut.id) is None:
+            return False
+        fut._keepalive = None
+        try:
+            if not self.transport.cancel(fut.id) and fut.cancellable and not self._closed \
+                    and self.dispatcher.error is None:
+                self.notify("notifications/cancelled", {"requestId": fut.id, "reason": reason})
+        except Exception as e:  # withdrawn whatever happens here; the caller settles the future
+            _log.debug("could not send notifications/cancelled: %s", e)
+        return True
+
+    def _settle(self, fut, answer):
+        """The value of a request's answer, after the one repeat the protocol may ask for."""
+        if fut.progress is not None:  # progress sent before the answer is seen before it
+            self.inbox.events.drain(fut.deadline)
+        if isinstance(answer, _SessionExpired) and fut.method != "initialize":
+            answer = self._repeat(fut, lambda: self._restart_session(answer))
+        elif fut.method == "tools/call" and isinstance(answer, dict) and isinstance(answer.get("error"), dict) \
+                and answer["error"].get("code") == HEADER_MISMATCH:
+            # Our Mcp-Param-* headers may follow an outdated tools/list: refetch it, repeat once.
+            answer = self._repeat(fut, lambda: self.list_tools(True))
+        result = self._result_of(fut.method, answer)
+        if self.modern:
+            result = self._complete(fut, result)
+        if fut.finish is None:
+            return result
+        try:
+            return fut.finish(result)
+        except McpError:
+            raise
+        except Exception as e:  # the server's result did not have the shape we rely on
+            raise McpError("malformed answer to %s: %s: %s" % (fut.method, type(e).__name__, e))
+
+    def _repeat(self, fut, prepare, params=None):
+        """Send ``fut``'s request again (after ``prepare()``), with what is left of its
+        deadline; returns the new raw answer (a repeat is not repeated)."""
+        try:
+            prepare()
+            again = self.submit(fut.method, fut.params if params is None else params, _remaining(fut.deadline),
+                                fut.progress, wait_here=True, cancellable=fut.cancellable)
+        except McpError as e:
+            return e
+        return again._wait()
+
+    @staticmethod
+    def _result_of(method, answer):
+        if isinstance(answer, BaseException):
+            raise answer
+        if "error" in answer:
+            raise _error_from(answer, method)
+        return _result_dict(method, answer.get("result"))
+
+    def _complete(self, fut, result):
+        """Check a 2026-07-28 result's resultType and run the input_required rounds."""
+        for _ in range(MAX_INPUT_ROUNDS + 1):
+            kind = result.get("resultType", "complete")
+            if kind == "complete":
+                return result
+            if kind != "input_required" or fut.method not in _INPUT_METHODS:
+                raise McpError("%s answered with resultType %r, which mcp_min does not know"
+                               % (fut.method, _shorten(kind, 100) if isinstance(kind, str) else kind))
+            asked = _field(result, "inputRequests", dict, fut.method, {})
+            params = dict(fut.params or ())
+            params.pop("inputResponses", None)
+            params.pop("requestState", None)
+            if asked:
+                params["inputResponses"] = {key: self._input(fut.method, ask) for key, ask in asked.items()}
+            if "requestState" in result:  # echoed untouched, and only when sent
+                params["requestState"] = result["requestState"]
+            result = self._result_of(fut.method, self._repeat(fut, lambda: None, params))
+        raise McpError("%s still asked for input after %d rounds; giving up" % (fut.method, MAX_INPUT_ROUNDS))
+
+    def _input(self, method, ask):
+        ask = ask if isinstance(ask, dict) else {}
+        params = ask.get("params") if isinstance(ask.get("params"), dict) else {}
+        try:
+            return self.inbox.serve(ask.get("method"), params)
+        except RequestError as e:
+            raise McpError("%s needs %s input, which this client cannot give: %s"
+                           % (method, ask.get("method"), e.message))
+
+    # -- lists -------------------------------------------------------------------
+    def list_all(self, method, key, refresh=False):
+        """Every page of a list, from the cache while the server's ttlMs allows."""
+        if not refresh:
+            cached = self.list_cache.get(method)
+            if cached is not None:
+                return cached
+        items, cursor, seen, ttl = [], None, set(), None
+        for _ in range(MAX_PAGES):
+            result = self.request(method, {"cursor": cursor} if cursor is not None else None)
+            items.extend(_field(result, key, list, method, []))
+            page_ttl = result.get("ttlMs")
+            page_ttl = min(page_ttl, int(LONGEST_WAIT * 1000)) if type(page_ttl) is int and page_ttl > 0 else 0
+            ttl = page_ttl if ttl is None else min(ttl, page_ttl)
+            cursor = result.get("nextCursor")
+            if cursor is None or (cursor == "" and not self.modern):  # 2026: "" is a real cursor
+                break
+            if not isinstance(cursor, str):
+                raise McpError("%s answered with a nextCursor that is not a string: %s"
+                               % (method, _shorten(_dumps_for_humans(cursor), 100)))
+            if cursor in seen:
+                raise McpError("%s repeated the cursor %r; stopping" % (method, _shorten(cursor, 100)))
+            seen.add(cursor)
+        else:
+            raise McpError("%s returned more than %d pages; stopping" % (method, MAX_PAGES))
+        self.list_cache.put(method, items, ttl)
+        return list(items)
+
+    def list_tools(self, refresh=False):
+        tools = self.list_all("tools/list", "tools", refresh)
+        if self.modern and self.transport.carries_headers:
+            table, kept = {}, []
+            for tool in tools:
+                try:
+                    table[tool.get("name")] = _param_headers(tool)
+                    kept.append(tool)
+                except (ValueError, AttributeError, TypeError) as e:
+                    _log.warning("hiding tool %r: %s", tool.get("name") if isinstance(tool, dict) else tool, e)
+            self._tool_headers = table
+            tools = kept
+        return tools
+
+    def listen(self, sub, wanted):
+        """Start a Subscription: one subscriptions/listen (2026-07-28), else resources/subscribe."""
+        if self.modern:
+            sub._future = self.submit("subscriptions/listen", {"notifications": wanted}, None, subscription=sub)
+        else:
+            self.dispatcher.subscribe(object(), sub)
+            for uri in sub.resource_uris:
+                self.request("resources/subscribe", {"uri": uri})
+
+    # -- the end -------------------------------------------------------------------
+    def close(self):
+        """Shut down in reverse order of setup; idempotent, any thread; inert in a forked child."""
+        if os.getpid() != self._pid:
+            return
+        with self._close_lock:
+            if self._closed:
+                return
+            self._closed = True
+        self.dispatcher.closed(ConnectionClosed("the client is closed"))  # pending calls fail at once
+        try:
+            self.transport.close()
+        finally:
+            self.inbox.stop()
 
 
-_auth_local = threading.local()  # per-thread depth of _auth_retry, so retries stay bounded
-MAX_AUTH_RETRIES = 2  # authorizations for one request: a 401, then one 403 step-up
+def _meta_of(params):
+    meta = params.get("_meta")
+    if meta is None:
+        return {}
+    if not isinstance(meta, dict):
+        raise ValueError("params._meta must be a dict, not %s" % type(meta).__name__)
+    return meta
+
+
+# ---------------------------------------------------------------------------
+# The Client API
+# ---------------------------------------------------------------------------
+
+class Subscription(object):
+    """Change notifications from the server, delivered to a callback until ``close()``.
+
+    On 2026-07-28 servers this is one ``subscriptions/listen`` stream; on
+    handshake-era servers it is ``resources/subscribe`` plus the notifications
+    the server sends anyway.  ``acknowledged`` holds what the server agreed to
+    send (2026-07-28), once it said so; ``ended`` is set when the subscription
+    ends, with ``error`` telling why (None for a clean end).
+    """
+
+    def __init__(self, session, callback, tools, prompts, resources, resource_uris):
+        self._session = session
+        self._callback = callback
+        self._kinds = {"notifications/tools/list_changed": tools,
+                       "notifications/prompts/list_changed": prompts,
+                       "notifications/resources/list_changed": resources}
+        self.resource_uris = list(resource_uris)
+        self.acknowledged = None
+        self.ended = threading.Event()
+        self.error = None
+        self._future = None
+
+    def _deliver(self, method, params):
+        if method == "notifications/subscriptions/acknowledged":
+            self.acknowledged = params.get("notifications")
+            return
+        if method == "notifications/cancelled":
+            self._end(None)
+            return
+        if method in self._kinds and not self._kinds[method]:
+            return
+        if method == "notifications/resources/updated" and not self._session.modern and not any(
+                str(params.get("uri", "")).startswith(u) for u in self.resource_uris):
+            return
+        if self._callback is not None:
+            self._callback(method, params)
+
+    def _end(self, error):
+        if not self.ended.is_set():
+            self.error = error
+            self.ended.set()
+
+    def close(self):
+        """Stop the subscription (idempotent)."""
+        if self.ended.is_set():
+            return
+        self._end(None)
+        session = self._session
+        session.dispatcher.unsubscribe(self)
+        if self._future is not None:
+            self._future.cancel("subscription closed")
+        elif session.dispatcher.error is None:
+            for uri in self.resource_uris:
+                try:
+                    session.request("resources/unsubscribe", {"uri": uri})
+                except McpError as e:
+                    _log.debug("resources/unsubscribe %s: %s", uri, e)
+
+
+def _positional(args, names, signature):
+    """Positional-only parameters the pre-3.8 way (the standard library's own idiom):
+    ``def f(*args, **kwargs)`` leaves every keyword free for the tool's arguments."""
+    if not 2 <= len(args) <= len(names) + 1:
+        raise TypeError("%s takes %s" % (signature, "a name and an optional arguments dict"))
+    return args + (None,) * (len(names) + 1 - len(args))
+
+
+def _client_timeout(value, name):
+    seconds = _timeout_arg(value, None, name)
+    if seconds is None:  # it also bounds connecting, writes and close(): it must be a number
+        raise ValueError("%s must be a positive finite number of seconds, not %r" % (name, value))
+    return seconds
+
+
+class Client(object):
+    """A connection to one MCP server.
+
+    Args:
+        server: the server's argv list (spawned over stdio, never through a
+            shell; a string is split by the platform's command-line rules) or
+            an ``http(s)://`` URL (Streamable HTTP, falling back to the legacy
+            HTTP+SSE transport).
+        timeout: seconds for connecting and for each request (default 30).
+        protocol_version: ``"auto"`` (default) picks the newest version both
+            sides speak; a version string pins it.
+        env, inherit_env, cwd: the server process's environment and directory.
+            By default only PATH, HOME, locale and similar variables are passed,
+            plus ``env``; ``inherit_env=True`` passes the whole environment.
+        headers: extra HTTP headers on every request (``Authorization``...).
+        roots: a list of paths or ``file://`` URIs, or a callable returning a
+            ``{"roots": [...]}`` result; declares the roots capability.
+        sampling, elicitation: callables ``f(params) -> result dict`` for the
+            server's sampling/createMessage and elicitation/create requests.
+        on_log: ``f(level, logger, data)`` for the server's log messages
+            (default: the ``mcp_min.server`` logger).
+        on_notification: ``f(method, params)`` for other notifications.
+        on_stderr: ``f(line)`` for each stderr line of a stdio server.
+        client_info: the ``{"name", "version"}`` we introduce ourselves with.
+        probe_timeout: seconds to wait for ``server/discover`` before deciding
+            the server predates 2026-07-28.
+        auth: for HTTP servers, an ``OAuth`` object or any object with
+            ``headers(method, url) -> dict`` and, optionally,
+            ``challenge(method, url, status, headers, sent) -> bool`` (see OAuth).
+
+    Every callback runs on a worker thread, never on one that reads from the
+    server.  A per-call ``timeout`` may be None (or infinity) for no deadline.
+
+    Raises ConnectionClosed when the server cannot be started or reached,
+    RequestTimeout when it does not answer in time, McpError otherwise, and
+    ValueError for arguments that cannot work.
+    """
+
+    def __init__(self, server, *, timeout=DEFAULT_TIMEOUT, protocol_version="auto", env=None, inherit_env=False,
+                 cwd=None, headers=None, roots=None, sampling=None, elicitation=None, on_log=None,
+                 on_notification=None, on_stderr=None, client_info=None, probe_timeout=PROBE_TIMEOUT, auth=None):
+        timeout = _client_timeout(timeout, "timeout")
+        probe_timeout = _client_timeout(probe_timeout, "probe_timeout")
+        if isinstance(server, str) and server.split("://", 1)[0].lower() in ("http", "https"):
+            headers = _clean_headers(headers)
+
+            def make_transport(events):
+                return _StreamableHttpTransport(server, headers, timeout, auth)
+        else:
+            if isinstance(server, str):
+                argv = _split_command(server)
+            elif isinstance(server, (list, tuple)):
+                argv = list(server)
+            else:
+                raise ValueError("server must be an argv list or an http(s):// URL, not %r" % (server,))
+
+            def make_transport(events):
+                stderr = (lambda line: events.put(on_stderr, line)) if on_stderr is not None else None
+                return _StdioTransport(argv, env, inherit_env, cwd, stderr, timeout)
+        session = _Session(make_transport, timeout, protocol_version, probe_timeout, client_info, roots=roots,
+                           sampling=sampling, elicitation=elicitation, on_log=on_log,
+                           on_notification=on_notification)
+        self._session = session
+        # A dropped Client still reaps its server: the session holds no reference back to us.
+        # (On PyPy, without reference counting, that happens at a collection or at exit.)
+        self._finalizer = weakref.finalize(self, session.close)
+        try:
+            session.connect()
+        except BaseException:
+            session.close()
+            raise
+
+    # -- what the server told us ------------------------------------------------
+    @property
+    def protocol_version(self):
+        """The protocol revision in use, e.g. ``"2025-11-25"`` or ``"2026-07-28"``."""
+        return self._session.protocol_version
+
+    @property
+    def server_info(self):
+        """The server's ``{"name", "version", ...}``."""
+        return self._session.server_info
+
+    @property
+    def server_capabilities(self):
+        """The capabilities the server declared."""
+        return self._session.server_capabilities
+
+    @property
+    def instructions(self):
+        """The server's instructions for the model, or None."""
+        return self._session.instructions
+
+    @property
+    def transport(self):
+        """``"stdio"``, ``"streamable-http"`` or ``"sse"`` (the legacy HTTP+SSE transport)."""
+        return self._session.transport.kind
+
+    @property
+    def stderr(self):
+        """The last lines the stdio server wrote to stderr."""
+        return list(self._session.transport.stderr_tail)
+
+    # -- tools -------------------------------------------------------------------
+    def call(*args, timeout=_DEFAULT, progress=None, **kwargs):
+        """call(name, arguments=None, /, *, timeout=None, progress=None, **kwargs)
+
+        Call a tool and return its value.
+
+        Arguments come as a dict, as keywords, or both (a tool argument called
+        ``timeout`` or ``progress`` must go in the dict).  The value is the
+        structured content when there is some (a lone ``{"result": x}`` is
+        unwrapped to ``x``), else the text of a single text block, else the
+        content list.  ``progress(progress, total, message)`` receives progress
+        notifications.
+
+        Raises ToolError when the tool reports failure, RequestError for a
+        protocol error, RequestTimeout, ConnectionClosed.
+        """
+        self, name, arguments = _positional(args, ("name", "arguments"), "call(name, arguments=None, **kwargs)")
+        return self._tool_future(name, arguments, kwargs, timeout, progress, _tool_value, True).result()
+
+    def call_tool(*args, timeout=_DEFAULT, progress=None):
+        """call_tool(name, arguments=None, /, *, timeout=None, progress=None)
+
+        Call a tool and return the raw CallToolResult dict (no ToolError)."""
+        self, name, arguments = _positional(args, ("name", "arguments"), "call_tool(name, arguments=None)")
+        return self._tool_future(name, arguments, None, timeout, progress, None, True).result()
+
+    def submit(*args, timeout=_DEFAULT, progress=None, **kwargs):
+        """submit(name, arguments=None, /, *, timeout=None, progress=None, **kwargs)
+
+        Start a tool call and return a Future at once; ``.result()`` gives what
+        ``call`` would.  The Future keeps the client alive until it is settled."""
+        self, name, arguments = _positional(args, ("name", "arguments"), "submit(name, arguments=None, **kwargs)")
+        return self._tool_future(name, arguments, kwargs, timeout, progress, _tool_value, False)
+
+    def _tool_future(self, name, arguments, kwargs, timeout, progress, finish, wait_here):
+        if not isinstance(name, str):
+            raise ValueError("the tool name must be a string, not %r" % (name,))
+        args = dict(arguments) if arguments else {}
+        if kwargs:
+            args.update(kwargs)
+        timeout = _timeout_arg(timeout, _DEFAULT)
+        session = self._session
+        if session._tool_headers is None and session.modern and session.transport.carries_headers:
+            session.list_tools(True)  # x-mcp-header markings must be known before calling over HTTP
+        return session.submit("tools/call", {"name": name, "arguments": args}, timeout, progress, finish, wait_here,
+                              keepalive=self)
+
+    def list_tools(self, refresh=False):
+        """All tools (every page).  Served from cache while the server's ``ttlMs`` allows,
+        unless ``refresh``.  Over HTTP with 2026-07-28, tools whose ``x-mcp-header``
+        markings are invalid are left out (with a warning), as the spec asks."""
+        return self._session.list_tools(refresh)
+
+    # -- resources and prompts ----------------------------------------------------
+    def list_resources(self, refresh=False):
+        """All resources (every page)."""
+        return self._session.list_all("resources/list", "resources", refresh)
+
+    def list_resource_templates(self, refresh=False):
+        """All resource templates (every page)."""
+        return self._session.list_all("resources/templates/list", "resourceTemplates", refresh)
+
+    def list_prompts(self, refresh=False):
+        """All prompts (every page)."""
+        return self._session.list_all("prompts/list", "prompts", refresh)
+
+    def read_resource(self, uri, *, timeout=_DEFAULT):
+        """Read a resource; returns the result dict (its ``contents`` list holds the data).
+
+        Raises ResourceNotFound for an unknown URI."""
+        try:
+            return self._session.request("resources/read", {"uri": uri}, _timeout_arg(timeout, _DEFAULT))
+        except RequestError as e:
+            if e.code in (RESOURCE_NOT_FOUND, INVALID_PARAMS) and not isinstance(e, ResourceNotFound):
+                raise ResourceNotFound(e.code, e.message, e.data, e.method)
+            raise
+
+    def get_prompt(*args, timeout=_DEFAULT, **kwargs):
+        """get_prompt(name, arguments=None, /, *, timeout=None, **kwargs)
+
+        Get a prompt with its arguments filled in; returns the result dict (``messages``).
+        Non-string argument values are sent as JSON text (prompt arguments are strings)."""
+        self, name, arguments = _positional(args, ("name", "arguments"), "get_prompt(name, arguments=None)")
+        params = {"name": name}
+        if arguments is not None or kwargs:  # send what the caller gave, an empty dict included
+            given = dict(arguments or {}, **kwargs)
+            params["arguments"] = {k: v if isinstance(v, str) else _to_json(v) for k, v in given.items()}
+        return self._session.request("prompts/get", params, _timeout_arg(timeout, _DEFAULT))
+
+    def complete(self, ref, argument, context=None):
+        """Ask for completions of a prompt or resource-template argument.
+
+        ``ref`` is a prompt name, a resource (template) URI, or the raw ref dict;
+        ``argument`` is ``(name, value)`` or ``{"name", "value"}``; ``context`` maps
+        other argument names to values.  Returns the list of suggested values."""
+        if isinstance(ref, str):
+            ref = {"type": "ref/resource", "uri": ref} if "://" in ref or "{" in ref else \
+                {"type": "ref/prompt", "name": ref}
+        if not isinstance(argument, dict):
+            argument = {"name": argument[0], "value": argument[1]}
+        params = {"ref": ref, "argument": argument}
+        if context:
+            params["context"] = {"arguments": context}
+        result = self._session.request("completion/complete", params)
+        completion = _field(result, "completion", dict, "completion/complete", {})
+        return _field(completion, "values", list, "completion/complete", [])
+
+    def subscribe(self, uri):
+        """Ask for ``notifications/resources/updated`` about a resource (handshake era)."""
+        self._legacy_only("resources/subscribe", "listen(resource_uris=[...])")
+        self._session.request("resources/subscribe", {"uri": uri})
+
+    def unsubscribe(self, uri):
+        """Stop updates about a resource (handshake era)."""
+        self._legacy_only("resources/unsubscribe", "Subscription.close()")
+        self._session.request("resources/unsubscribe", {"uri": uri})
+
+    def set_logging_level(self, level):
+        """Ask the server to send log messages at ``level`` and above (handshake era)."""
+        self._legacy_only("logging/setLevel",
+                          "the io.modelcontextprotocol/logLevel _meta key on each request (request(..., "
+                          "params={'_meta': {'io.modelcontextprotocol/logLevel': level}}))")
+        self._session.request("logging/setLevel", {"level": level})
+
+    def ping(self, *, timeout=_DEFAULT):
+        """Check the server answers (2026-07-28 has no ping: server/discover stands in)."""
+        self._session.request("server/discover" if self._session.modern else "ping", None,
+                              _timeout_arg(timeout, _DEFAULT))
+
+    def listen(self, tools=True, prompts=True, resources=True, resource_uris=(), callback=None):
+        """Receive change notifications until the returned Subscription (or the client) is closed.
+
+        ``callback(method, params)`` (default: the client's ``on_notification``)
+        gets tools/prompts/resources list changes and updates of the resources
+        under ``resource_uris``.  It runs on a worker thread, never the reader.
+        """
+        session = self._session
+        callback = callback if callback is not None else session.inbox.on_notification
+        sub = Subscription(session, callback, tools, prompts, resources, resource_uris)
+        wanted = {"toolsListChanged": bool(tools), "promptsListChanged": bool(prompts),
+                  "resourcesListChanged": bool(resources)}
+        if resource_uris:
+            wanted["resourceSubscriptions"] = list(resource_uris)
+        session.listen(sub, wanted)
+        return sub
+
+    def _legacy_only(self, method, instead):
+        if self._session.modern:
+            raise McpError("%s does not exist in protocol %s; use %s instead"
+                           % (method, self._session.protocol_version, instead))
+
+    # -- raw access ------------------------------------------------------------
+    def request(self, method, params=None, *, timeout=_DEFAULT, progress=None):
+        """Send any request and return its raw result dict (``params``: a dict or None)."""
+        return self._session.request(method, params, _timeout_arg(timeout, _DEFAULT), progress)
+
+    def submit_request(self, method, params=None, *, timeout=_DEFAULT, progress=None):
+        """Send any request and return a Future of its raw result dict."""
+        return self._session.submit(method, params, _timeout_arg(timeout, _DEFAULT), progress, keepalive=self)
+
+    def notify(self, method, params=None):
+        """Send a notification."""
+        self._session.notify(method, params)
+
+    # -- lifetime --------------------------------------------------------------
+    def close(self):
+        """Close the connection and stop the server (idempotent, any thread).
+
+        Pending requests fail with ConnectionClosed.  In a forked child this does
+        nothing: the server belongs to the parent."""
+        self._finalizer()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        s = self._session
+        return "<mcp_min.Client %s %s %s>" % (s.transport.kind, s.transport.name, s.protocol_version)
+
+
+# ---------------------------------------------------------------------------
+# Auth plug-in: OAuth 2.1 for HTTP servers.  A transport knows only the two
+# methods of the plug-in interface (any object with them will do):
+#   headers(method, url) -> dict     headers for this request (Authorization, DPoP)
+#   challenge(method, url, status, headers, sent) -> bool
+#                                    after a 401/403: True to get headers() again
+#                                    and repeat (at most MAX_AUTH_RETRIES times)
+# OAuth implements them with discovery (RFC 9728, RFC 8414, OpenID), client
+# registration (pre-registered, Client ID Metadata Documents, RFC 7591),
+# authorization code + PKCE, refresh, step-up, client_credentials (secret or
+# ES256 private_key_jwt) and cross-app access (RFC 8693 + RFC 7523).
+# ---------------------------------------------------------------------------
+
 MAX_STEP_UPS = 3  # 403 insufficient_scope re-authorizations per OAuth object
 _SECRET_PARAMS = ("client_secret", "code", "code_verifier", "refresh_token", "client_assertion", "assertion",
                   "subject_token", "access_token", "id_token")
 _GRANT_JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 _GRANT_TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
-
-
-def _with_auth(transport, auth):
-    """Hook: give a transport its OAuth object (None: no OAuth)."""
-    transport.auth = auth
-    return transport
-
-
-def _auth_apply(transport, headers):
-    """Hook: put the current access token (if any) on an outgoing request."""
-    value = transport.auth._header(transport.url)
-    if value:
-        headers["Authorization"] = value
-
-
-def _auth_retry(transport, status, headers, again):
-    """Hook: a non-2xx answer.  A 401 (or 403 insufficient_scope) is answered by
-    (re)authorizing and repeating the request, at most MAX_AUTH_RETRIES times;
-    otherwise ``status`` is raised as before."""
-    auth = getattr(transport, "auth", None)
-    if auth is None or status.status not in (401, 403):
-        raise status
-    depth = getattr(_auth_local, "depth", 0)
-    if depth >= MAX_AUTH_RETRIES:
-        raise status
-    challenge = _parse_www_authenticate(status.headers.get("WWW-Authenticate", "") if status.headers else "")
-    if not auth._on_challenge(transport.url, status.status, challenge, headers.get("Authorization"), depth):
-        raise status
-    value = auth._header(transport.url)
-    if value:
-        headers["Authorization"] = value
-    _auth_local.depth = depth + 1
-    try:
-        return again()
-    finally:
-        _auth_local.depth = depth
 
 
 def _b64url(data):
@@ -1455,7 +3368,7 @@ def _ec_private_key(key):
 def _jwt_es256(claims, private_key, header=None):
     """A compact JWS (ES256) over ``claims``."""
     head = dict({"alg": "ES256", "typ": "JWT"}, **(header or {}))
-    signing_input = "%s.%s" % (_b64url(_dumps(head).encode("ascii")), _b64url(_dumps(claims).encode("ascii")))
+    signing_input = "%s.%s" % (_b64url(_dumps(head).encode("utf-8")), _b64url(_dumps(claims).encode("utf-8")))
     r, s = _es256_sign(_ec_private_key(private_key), signing_input.encode("ascii"))
     return signing_input + "." + _b64url(r.to_bytes(32, "big") + s.to_bytes(32, "big"))
 
@@ -1532,10 +3445,11 @@ class OAuth(object):
         self._state = {}  # canonical resource -> {"tokens", "issuer", "scope"}
         self._clients = {}  # issuer -> registered client {"client_id", "client_secret", "method"}
         self._step_ups = 0
-        self._opener = None
+        self._local = threading.local()  # per request: the token just obtained for it (refused again: give up)
+        self._engine = None
         if self.token_store and os.path.exists(self.token_store):
             try:
-                with open(self.token_store) as f:
+                with open(self.token_store, encoding="utf-8") as f:
                     saved = json.load(f)
                 self._state, self._clients = dict(saved.get("resources") or {}), dict(saved.get("clients") or {})
             except (OSError, ValueError, AttributeError, TypeError) as e:
@@ -1544,36 +3458,46 @@ class OAuth(object):
     def __repr__(self):
         return "OAuth(grant_type=%r, client_id=%r)" % (self.grant_type, self.client_id)
 
-    # -- what the transport calls ------------------------------------------------
-    def _header(self, server_url):
+    # -- the plug-in interface ------------------------------------------------------
+    def headers(self, method, url):
+        """The Authorization header for a request to ``url`` (refreshing an expired token)."""
+        if getattr(self._local, "repeat", False):
+            self._local.repeat = False  # the repeat challenge() asked for: keep what it just obtained
+        else:
+            self._local.fresh = None  # a new request
         with self._lock:
-            state = self._state.get(_canonical_resource(server_url))
+            state = self._state.get(_canonical_resource(url))
             tokens = state and state.get("tokens")
             if not tokens:
-                return None
+                return {}
             expires = tokens.get("expires_at")
             if expires and time.time() > expires - 30 and tokens.get("refresh_token"):
                 try:
-                    self._refresh(server_url, state)
+                    self._refresh(url, state)
                 except AuthError as e:
                     _log.debug("OAuth: refresh failed: %s", e)
                 tokens = state.get("tokens") or {}
             token = tokens.get("access_token")
-            return "Bearer " + token if token else None
+            return {"Authorization": "Bearer " + token} if token else {}
 
-    def _on_challenge(self, server_url, status, challenge, sent, depth):
-        """A 401/403 arrived for a request that carried ``sent``: True to retry it."""
+    def challenge(self, method, url, status, response_headers, sent):
+        """A 401/403 arrived for a request that carried ``sent``: True to repeat it."""
+        challenge = _parse_www_authenticate(response_headers.get("WWW-Authenticate", ""))
         if status == 403 and challenge.get("error") != "insufficient_scope":
             return False
-        key = _canonical_resource(server_url)
+        sent = sent.get("Authorization")
+        key = _canonical_resource(url)
         with self._lock:
             state = self._state.setdefault(key, {})
             current = (state.get("tokens") or {}).get("access_token")
             if current and "Bearer " + current != sent:
                 return True  # another request already got a new token
-            if status == 401 and sent and depth == 0 and (state.get("tokens") or {}).get("refresh_token"):
+            fresh = sent is not None and sent == getattr(self._local, "fresh", None)
+            if status == 401 and sent and not fresh and (state.get("tokens") or {}).get("refresh_token"):
                 try:
-                    self._refresh(server_url, state)
+                    self._refresh(url, state)
+                    self._local.fresh = "Bearer " + state["tokens"]["access_token"]
+                    self._local.repeat = True
                     return True
                 except AuthError as e:
                     _log.debug("OAuth: refresh failed (%s); authorizing again", e)
@@ -1585,34 +3509,29 @@ class OAuth(object):
                     return False  # a new token would carry the same scopes: give up
                 self._step_ups += 1
                 step_up = had + [s for s in wanted if s not in had]
-            elif sent and depth > 0:
+            elif fresh:
                 return False  # the token we just obtained was refused
-            self._authorize(server_url, state, challenge, step_up)
+            self._authorize(url, state, challenge, step_up)
+            self._local.fresh = "Bearer " + state["tokens"]["access_token"]
+            self._local.repeat = True
             self._save()
             return True
 
     # -- HTTP --------------------------------------------------------------------
     def _http(self, method, url, body=None, headers=None):
         """One request to an authorization server: (status, headers, body bytes)."""
-        import urllib.error
-        import urllib.request
-        if self._opener is None:
-            self._opener = urllib.request.build_opener()  # honours HTTP(S)_PROXY / NO_PROXY
+        if self._engine is None:
+            self._engine = _HttpEngine()
         h = {"Accept": "application/json", "User-Agent": "mcp_min/" + __version__}
         h.update(headers or {})
         _log.debug("OAuth: %s %s", method, url)
-        req = urllib.request.Request(url, data=body, headers=h, method=method)
         try:
-            with self._opener.open(req, timeout=self.timeout) as resp:
-                return resp.status, resp.headers, resp.read(MAX_MESSAGE_BYTES)
-        except urllib.error.HTTPError as e:
-            try:
-                text = e.read(65536)
-            finally:
-                e.close()
-            return e.code, e.headers, text
-        except (urllib.error.URLError, OSError, ValueError) as e:
-            raise AuthError("OAuth: cannot reach %s: %s" % (url, getattr(e, "reason", e)))
+            with self._engine.request(method, url, h, body, time.monotonic() + self.timeout, secure=True) as answer:
+                return answer.status, answer.headers, answer.read() if answer.status < 300 else answer.body
+        except RequestTimeout:
+            raise
+        except McpError as e:
+            raise AuthError("OAuth: cannot reach %s: %s" % (url, e))
 
     def _get_json(self, url):
         """GET a metadata document: the dict, or None when absent (4xx) or not JSON."""
@@ -1772,7 +3691,7 @@ class OAuth(object):
                    # SEP-837: a loopback redirect means a native application
                    "application_type": "native" if host in ("127.0.0.1", "::1", "localhost") else "web"}
         _log.debug("OAuth: registering at %s", endpoint)
-        status, _, body = self._http("POST", endpoint, _dumps(request).encode("ascii"),
+        status, _, body = self._http("POST", endpoint, _dumps(request).encode("utf-8"),
                                      {"Content-Type": "application/json"})
         try:
             doc = json.loads(body)
@@ -1948,7 +3867,7 @@ class OAuth(object):
         if not self.token_store:
             return
         import tempfile
-        data = _dumps({"resources": self._state, "clients": self._clients}).encode("ascii")
+        data = _dumps({"resources": self._state, "clients": self._clients}).encode("utf-8")
         # A fresh, exclusive, 0600 file beside the store, then an atomic rename over it.
         fd, tmp = tempfile.mkstemp(prefix=".mcp_min-", dir=os.path.dirname(os.path.abspath(self.token_store)))
         try:
@@ -2016,965 +3935,6 @@ class _LoopbackListener(object):
         self.server.server_close()
 
 
-# ---------------------------------------------------------------------------
-# Session: version negotiation, the handshake or stateless _meta, dispatch of
-# what the server sends.  Knows nothing of the Client object (so a dropped
-# Client can be collected) and nothing of how bytes move.
-# ---------------------------------------------------------------------------
-
-class _Worker(object):
-    """Runs callbacks in order on one thread, started when first needed, so user
-    code never runs on (and never blocks) the reader thread."""
-
-    def __init__(self, name):
-        import queue
-        self._queue = queue.SimpleQueue()
-        self._name = name
-        self._thread = None
-        self._lock = threading.Lock()
-        self._dropping = False
-        self._stopped = False
-
-    def put(self, fn, *args):
-        if self._queue.qsize() >= MAX_QUEUED_CALLBACKS:
-            # A server flooding us while a callback is slow must not eat all memory.
-            if not self._dropping:
-                _log.warning("callbacks are %d behind; dropping server messages until they catch up",
-                             MAX_QUEUED_CALLBACKS)
-            self._dropping = True
-            return
-        self._dropping = False
-        if self._thread is None:
-            with self._lock:
-                if self._thread is None:
-                    self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
-                    self._thread.start()
-        self._queue.put((fn, args))
-
-    def _run(self):
-        get = self._queue.get
-        while True:
-            item = get()
-            if item is None:
-                return
-            fn, args = item
-            try:
-                fn(*args)
-            except Exception:
-                _log.exception("callback %r failed", fn)
-
-    def drain(self, deadline=None):
-        """Wait (until ``deadline`` at most) for the callbacks queued so far to run."""
-        if self._thread is None or self._thread is threading.current_thread() or self._stopped \
-                or not self._thread.is_alive():
-            return
-        done = threading.Event()
-        self._queue.put((done.set, ()))
-        done.wait(None if deadline is None else max(deadline - time.monotonic(), 0))
-
-    def stop(self):
-        self._stopped = True
-        if self._thread is not None:
-            self._queue.put(None)
-            if self._thread is not threading.current_thread():
-                self._thread.join(CLOSE_GRACE)
-
-
-def _roots_result(roots):
-    if callable(roots):
-        return roots()
-    out = []
-    for r in roots:
-        if isinstance(r, dict):
-            out.append(r)
-            continue
-        uri = str(r)
-        if not uri.startswith("file://"):
-            import pathlib
-            uri = pathlib.Path(uri).resolve().as_uri()
-        out.append({"uri": uri, "name": uri.rstrip("/").rsplit("/", 1)[-1]})
-    return {"roots": out}
-
-
-def _apply_defaults(params, result):
-    # An accepted form leaves unset fields to their schema defaults (SEP-1034).
-    if not isinstance(result, dict) or result.get("action") != "accept":
-        return result
-    props = ((params or {}).get("requestedSchema") or {}).get("properties") or {}
-    content = dict(result.get("content") or {})
-    for key, schema in props.items():
-        if key not in content and isinstance(schema, dict) and "default" in schema:
-            content[key] = schema["default"]
-    return dict(result, content=content)
-
-
-class _Session(object):
-    def __init__(self, transport, timeout, protocol_version, probe_timeout, client_info, roots, sampling,
-                 elicitation, on_log, on_notification):
-        if protocol_version != "auto" and protocol_version not in SUPPORTED_VERSIONS:
-            raise ValueError("protocol_version must be 'auto' or one of %s" % ", ".join(SUPPORTED_VERSIONS))
-        self.transport = transport
-        self.timeout = timeout
-        self.wanted_version = protocol_version
-        self.probe_timeout = probe_timeout
-        self.client_info = dict(client_info or _CLIENT_INFO)
-        self.roots, self.sampling, self.elicitation = roots, sampling, elicitation
-        self.on_log, self.on_notification = on_log, on_notification
-        self.protocol_version = None
-        self.modern = False
-        self.server_info = {}
-        self.server_capabilities = {}
-        self.instructions = None
-        self._ids = itertools.count(1)
-        self._pending = {}
-        self._pending_lock = threading.Lock()
-        self._error = None  # the ConnectionClosed that ended the session (terminal)
-        self._events = _Worker("mcp_min-events")
-        self._overflow = _Worker("mcp_min-answers")  # server requests beyond MAX_ANSWER_THREADS
-        self._answering = 0
-        self._subscriptions = {}  # listen request id -> Subscription
-        self._cache = {}  # list method -> (expires, items)
-        self._tool_headers = None  # tool name -> x-mcp-header paths (HTTP, 2026-07-28)
-        self._base_meta = None  # our _meta in stateless mode (a dict), else None
-        self._meta_json = None  # the same, encoded once
-        self._closed = False
-        self._restart_lock = threading.Lock()
-
-    # -- capabilities ---------------------------------------------------------
-    def capabilities(self, modern):
-        caps = {}
-        if self.roots is not None:
-            caps["roots"] = {} if modern else {"listChanged": False}
-        if self.sampling is not None:
-            caps["sampling"] = {}
-        if self.elicitation is not None:
-            caps["elicitation"] = {"form": {}}
-        return caps
-
-    def _use_meta(self, version):
-        """Stateless mode in ``version`` (every request carries our _meta), or None for the handshake era."""
-        if version is None:
-            self._base_meta = self._meta_json = None
-            return
-        self._base_meta = {_META_PREFIX + "protocolVersion": version,
-                           _META_PREFIX + "clientCapabilities": self.capabilities(True),
-                           _META_PREFIX + "clientInfo": self.client_info}
-        self._meta_json = _dumps(self._base_meta)
-
-    # -- connecting -------------------------------------------------------------
-    def connect(self, restart):
-        """Negotiate the version.  ``restart()`` gives a fresh transport when the
-        probe killed the old one (stdio servers that die on unknown methods)."""
-        deadline = time.monotonic() + self.timeout
-        self.transport.start(self)
-        wanted = self.wanted_version
-        if wanted == "auto" or wanted in MODERN_VERSIONS:
-            version = self._probe(deadline, pinned=wanted != "auto")
-            if version in MODERN_VERSIONS:
-                return
-            if self._error is not None:  # the probe ended the connection: start over
-                self.transport.close()
-                self.transport = restart()
-                self._error = None
-                self.transport.start(self)
-            wanted = version or LEGACY_VERSIONS[0]
-        self._handshake(wanted, deadline)
-
-    def _probe(self, deadline, pinned, retried=False):
-        """Ask ``server/discover``.  Returns the modern version chosen, a legacy
-        version to shake hands with, or None (a handshake-era server)."""
-        version = self.protocol_version if retried else MODERN_VERSIONS[0]
-        self._use_meta(version)
-        self.modern = self.transport.modern = True
-        self.transport.protocol_version = version
-        wait = max(deadline - time.monotonic(), 0) if pinned else min(self.probe_timeout, max(
-            deadline - time.monotonic(), 0))
-        try:
-            result = self.request("server/discover", {}, wait, cancellable=False)
-        except RequestError as e:
-            if retried:
-                return self.protocol_version  # it is a 2026 server; the discovery data is optional
-            supported = (e.data or {}).get("supported") if isinstance(e.data, dict) else None
-            if e.code == UNSUPPORTED_PROTOCOL_VERSION and isinstance(supported, list):
-                version = self._choose(supported, None)
-                if version in MODERN_VERSIONS:  # ask again, in a version it speaks
-                    return self._probe(deadline, pinned, True)
-                return version
-            if e.code in _MODERN_ERRORS or pinned:
-                if pinned:
-                    raise
-                return self._choose([version], {})
-            self._be_legacy()
-            _log.debug("server/discover failed (%s): a handshake-era server", e)
-            return None
-        except (RequestTimeout, HttpError, ConnectionClosed) as e:
-            if pinned or isinstance(e, AuthRequired):
-                raise
-            self._be_legacy()
-            _log.debug("server/discover failed (%s): a handshake-era server", e)
-            return None
-        if not isinstance(result, dict) or not isinstance(result.get("supportedVersions"), list):
-            if pinned:
-                raise McpError("server/discover answer has no supportedVersions: %s" % _shorten(_dumps(result), 300))
-            self._be_legacy()
-            return None
-        return self._choose(result["supportedVersions"], result)
-
-    def _be_legacy(self):
-        self.modern = self.transport.modern = False
-        self.transport.protocol_version = None
-        self._use_meta(None)
-
-    def _choose(self, supported, discovered):
-        for v in MODERN_VERSIONS:
-            if v in supported:
-                self.protocol_version = self.transport.protocol_version = v
-                self._use_meta(v)
-                if discovered is not None:
-                    self._take_discovery(discovered)
-                return v
-        self._be_legacy()
-        for v in LEGACY_VERSIONS:
-            if v in supported:
-                return v
-        raise McpError("no protocol version in common: the server supports %s, mcp_min supports %s"
-                       % (", ".join(map(str, supported)), ", ".join(SUPPORTED_VERSIONS)))
-
-    def _take_discovery(self, result):
-        self.server_capabilities = result.get("capabilities") or {}
-        self.instructions = result.get("instructions")
-        meta = result.get("_meta") or {}
-        self.server_info = meta.get(_META_PREFIX + "serverInfo") or {}
-
-    def _handshake(self, version, deadline, retried=False):
-        params = {"protocolVersion": version, "capabilities": self.capabilities(False),
-                  "clientInfo": self.client_info}
-        try:
-            result = self.request("initialize", params, max(deadline - time.monotonic(), 0), cancellable=False)
-        except RequestError as e:
-            supported = e.data.get("supported") if isinstance(e.data, dict) else None
-            if not retried and isinstance(supported, list):
-                common = [v for v in LEGACY_VERSIONS if v in supported]
-                if common:
-                    return self._handshake(common[0], deadline, True)
-            raise
-        except HttpError as e:
-            replacement = None if retried else self.transport.fallback(e)
-            if replacement is None:
-                raise
-            _log.debug("initialize POST failed (%s); trying the HTTP+SSE transport", e)
-            self.transport.close()
-            self.transport = replacement
-            replacement.start(self)
-            return self._handshake(version, deadline, True)
-        answered = result.get("protocolVersion") if isinstance(result, dict) else None
-        if answered not in LEGACY_VERSIONS:
-            raise McpError("the server answered initialize with protocol version %r; mcp_min speaks %s"
-                           % (answered, ", ".join(SUPPORTED_VERSIONS)))
-        self.protocol_version = self.transport.protocol_version = answered
-        self.server_capabilities = result.get("capabilities") or {}
-        self.server_info = result.get("serverInfo") or {}
-        self.instructions = result.get("instructions")
-        # The GET stream first: servers announce things (tools/list_changed) as soon as
-        # they hear notifications/initialized, and need a stream to say them on.
-        self.transport.connected()
-        self.notify("notifications/initialized")
-
-    # -- sending ------------------------------------------------------------------
-    def submit(self, method, params=None, timeout=None, progress=None, finish=None, inline=False,
-               cancellable=True, raw=False, on_id=None):
-        """Send a request; return its Future.  ``inline`` lets an HTTP transport use the
-        calling thread, which is about to wait anyway."""
-        if self._error is not None:
-            raise self._error
-        rid = next(self._ids)
-        if on_id is not None:
-            on_id(rid)
-        if progress is not None:
-            params = dict(params) if params else {}
-            params["_meta"] = dict(params.get("_meta") or (), progressToken=rid)
-        msg = {"jsonrpc": "2.0", "id": rid, "method": method}
-        if params is not None:
-            msg["params"] = params
-        data = self._encode(msg)
-        timeout = self.timeout if timeout is None else None if timeout is _NO_TIMEOUT else timeout
-        if raw:
-            done = _plain_result
-        elif finish is None:
-            done = self._complete
-        else:
-            done = lambda f, r: finish(self._complete(f, r))  # noqa: E731
-        fut = Future(self, rid, method, params, timeout, done, progress, cancellable)
-        with self._pending_lock:
-            self._pending[rid] = fut
-        if _log.isEnabledFor(logging.DEBUG):
-            _trace("->", data)
-        try:
-            self.transport.send(msg, fut._deadline, inline,
-                                self._param_headers(params) if method == "tools/call" else None, data)
-        except McpError as e:
-            self._on_request_failed(rid, e)
-        return fut
-
-    def request(self, method, params=None, timeout=None, progress=None, finish=None, cancellable=True):
-        """Send a request and wait for its result (the result dict, or what ``finish`` makes of it)."""
-        return self.submit(method, params, timeout, progress, finish, True, cancellable).result()
-
-    def notify(self, method, params=None):
-        if self._error is not None:
-            raise self._error
-        msg = {"jsonrpc": "2.0", "method": method}
-        if params is not None:
-            msg["params"] = params
-        data = _encode_line(msg)
-        if _log.isEnabledFor(logging.DEBUG):
-            _trace("->", data)
-        self.transport.send(msg, time.monotonic() + self.timeout, data=data)
-
-    def _encode(self, msg):
-        """A request as a line of bytes; in stateless mode with our ``_meta`` added.
-
-        The ``_meta`` block is the same on every request, so it is encoded once and
-        spliced in (most of a small request's bytes; encoding it each time showed up
-        in profiles)."""
-        meta_json = self._meta_json
-        if meta_json is None:
-            return _encode_line(msg)
-        params = msg.get("params")
-        if params and "_meta" in params:  # the caller's own _meta: merge (keys of ours win)
-            meta = dict(params["_meta"])
-            meta.update(self._base_meta)
-            return _encode_line(dict(msg, params=dict(params, _meta=meta)))
-        body = _dumps(params) if params else "{}"
-        body = "%s%s\"_meta\":%s}" % (body[:-1], "," if len(body) > 2 else "", meta_json)
-        return ('{"jsonrpc":"2.0","id":%d,"method":%s,"params":%s}\n' % (
-            msg["id"], _dumps(msg["method"]), body)).encode("ascii")
-
-    def _restart_session(self, expired):
-        """HTTP 404 on our session: the server forgot it.  Shake hands again, once for
-        however many requests found out at the same time."""
-        with self._restart_lock:
-            if self.transport.session_id != expired.session_id:
-                return  # another thread already did
-            _log.info("%s forgot session %s; initializing again", self.transport.name, expired.session_id)
-            self.transport.session_id = None
-            self.transport.protocol_version = None
-            self._handshake(self.protocol_version or LEGACY_VERSIONS[0], time.monotonic() + self.timeout, True)
-
-    def _withdraw(self, fut, reason):
-        """Remove a pending request and tell the server; False if it had already ended."""
-        with self._pending_lock:
-            if self._pending.pop(fut.id, None) is None:
-                return False
-        if self.transport.abort(fut.id) or self._error is not None or not fut._cancellable:
-            return True
-        try:
-            self.notify("notifications/cancelled", {"requestId": fut.id, "reason": reason})
-        except McpError as e:
-            _log.debug("could not send notifications/cancelled: %s", e)
-        return True
-
-    def _complete(self, fut, result):
-        """Check a result's resultType (2026-07-28) and run input_required rounds."""
-        result = _plain_result(fut, result)
-        if not self.modern:
-            return result
-        rounds = 0
-        while True:
-            kind = result.get("resultType", "complete")
-            if kind == "complete":
-                return result
-            if kind != "input_required" or fut.method not in _INPUT_METHODS:
-                raise McpError("%s answered with resultType %r, which mcp_min does not know"
-                               % (fut.method, kind))
-            rounds += 1
-            if rounds > MAX_INPUT_ROUNDS:
-                raise McpError("%s still asked for input after %d rounds; giving up"
-                               % (fut.method, MAX_INPUT_ROUNDS))
-            responses = {}
-            requests = result.get("inputRequests") or {}
-            for key, ask in requests.items():
-                ask = ask if isinstance(ask, dict) else {}
-                try:
-                    responses[key] = self._serve(ask.get("method"), ask.get("params") or {})
-                except RequestError as e:
-                    raise McpError("%s needs %s input, which this client cannot give: %s"
-                                   % (fut.method, ask.get("method"), e.message))
-            params = dict(fut._params or ())
-            params.pop("inputResponses", None)
-            params.pop("requestState", None)
-            if requests:
-                params["inputResponses"] = responses
-            if "requestState" in result:  # echoed untouched, and only when sent
-                params["requestState"] = result["requestState"]
-            left = None if fut._deadline is None else max(fut._deadline - time.monotonic(), 0)
-            retry = self.submit(fut.method, params, left, fut.progress, inline=True, raw=True)
-            result = retry.result()
-
-    def _param_headers(self, params):
-        """Mcp-Param-* headers for a tools/call (Streamable HTTP, 2026-07-28)."""
-        table = self._tool_headers
-        if not self.modern or table is None or self.transport.kind == "stdio":
-            return None
-        paths = table.get(params.get("name"))
-        if not paths:
-            return None
-        out = {}
-        for path, name in paths:
-            value = params.get("arguments") or {}
-            for key in path:
-                value = value.get(key) if isinstance(value, dict) else None
-            if value is not None:
-                out["Mcp-Param-" + name] = _header_value(value)
-        return out
-
-    # -- lists --------------------------------------------------------------------
-    def list_all(self, method, key, refresh=False):
-        """Every page of a list, from the cache while the server's ttlMs allows."""
-        cached = self._cache.get(method)
-        if cached is not None and not refresh and cached[0] > time.monotonic():
-            return list(cached[1])
-        items, cursor, seen, ttl = [], None, set(), None
-        for _ in range(MAX_PAGES):
-            result = self.request(method, {"cursor": cursor} if cursor is not None else None)
-            items.extend(result.get(key) or [])
-            page_ttl = result.get("ttlMs")
-            page_ttl = page_ttl if type(page_ttl) is int and page_ttl > 0 else 0
-            ttl = page_ttl if ttl is None else min(ttl, page_ttl)
-            cursor = result.get("nextCursor")
-            if cursor is None or (cursor == "" and not self.modern):  # 2026: "" is a real cursor
-                break
-            if cursor in seen:
-                raise McpError("%s repeated the cursor %r; stopping" % (method, cursor))
-            seen.add(cursor)
-        else:
-            raise McpError("%s returned more than %d pages; stopping" % (method, MAX_PAGES))
-        if ttl:
-            self._cache[method] = (time.monotonic() + ttl / 1000.0, items)
-        return list(items)
-
-    def list_tools(self, refresh=False):
-        tools = self.list_all("tools/list", "tools", refresh)
-        if self.modern and self.transport.kind != "stdio":
-            table, kept = {}, []
-            for tool in tools:
-                try:
-                    table[tool.get("name")] = _param_headers(tool)
-                    kept.append(tool)
-                except ValueError as e:
-                    _log.warning("hiding tool %r: %s", tool.get("name"), e)
-            self._tool_headers = table
-            tools = kept
-        return tools
-
-    # -- receiving (reader thread) -------------------------------------------------
-    def _on_message(self, msg):
-        if _log.isEnabledFor(logging.DEBUG):
-            _trace("<-", msg)
-        if type(msg) is not dict:
-            if isinstance(msg, list):  # a 2025-03-26 batch
-                for m in msg:
-                    self._on_message(m)
-            else:
-                _log.warning("ignored a message that is not an object: %s", _shorten(repr(msg), 200))
-            return
-        method = msg.get("method")
-        if method is None:
-            rid = msg.get("id")
-            with self._pending_lock:
-                fut = self._pending.pop(rid, None) if _is_id(rid) else None
-            if fut is not None:
-                fut._set(msg)
-                if self._subscriptions and rid in self._subscriptions:  # the server ended a listen
-                    self._subscriptions.pop(rid)._end(_error_from(msg, "subscriptions/listen")
-                                                      if "error" in msg else None)
-            elif "error" in msg and rid is None:
-                _log.warning("server reported an error: %s", _shorten(_dumps(msg["error"]), 500))
-            else:
-                _log.debug("ignored an answer to unknown request id %r", rid)
-            return
-        if "id" in msg:  # the server asks something of us: answer from another thread
-            with self._pending_lock:
-                spare = self._answering < MAX_ANSWER_THREADS
-                if spare:
-                    self._answering += 1
-            if spare:
-                threading.Thread(target=self._answer, args=(msg, True), name="mcp_min-answer", daemon=True).start()
-            else:  # a flood of requests: one more thread would not help, a queue bounds the cost
-                self._overflow.put(self._answer, msg, False)
-            return
-        if not isinstance(method, str):
-            _log.warning("ignored a message whose method is not a string: %s", _shorten(_dumps(msg), 200))
-            return
-        params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
-        try:
-            self._on_notification(method, params)
-        except (TypeError, AttributeError):  # unhashable ids, a _meta that is not an object...
-            _log.warning("ignored a malformed %s notification: %s", method, _shorten(_dumps(msg), 200))
-
-    def _on_notification(self, method, params):
-        if method == "notifications/progress":
-            with self._pending_lock:
-                fut = self._pending.get(params.get("progressToken"))
-            if fut is not None and fut.progress is not None:
-                self._events.put(fut.progress, params.get("progress"), params.get("total"), params.get("message"))
-            return
-        if method == "notifications/message":
-            self._events.put(self._log_message, params)
-            return
-        sub_id = (params.get("_meta") or {}).get(_META_PREFIX + "subscriptionId")
-        if method == "notifications/cancelled" and params.get("requestId") in self._subscriptions:
-            sub_id = params.get("requestId")
-        if method.endswith("/list_changed") or method == "notifications/resources/updated":
-            self._cache.pop(method.replace("notifications/", "").replace("/list_changed", "/list"), None)
-            if method == "notifications/resources/list_changed":
-                self._cache.pop("resources/templates/list", None)
-        sub = self._subscriptions.get(sub_id) if sub_id is not None else None
-        if sub is not None:
-            self._events.put(sub._deliver, method, params)
-        elif self._subscriptions and sub_id is None and not self.modern:
-            for sub in list(self._subscriptions.values()):
-                self._events.put(sub._deliver, method, params)
-        elif self.on_notification is not None:
-            self._events.put(self.on_notification, method, params)
-
-    def _log_message(self, params):
-        if self.on_log is not None:
-            self.on_log(params.get("level"), params.get("logger"), params.get("data"))
-            return
-        level = {"debug": logging.DEBUG, "info": logging.INFO, "notice": logging.INFO,
-                 "warning": logging.WARNING}.get(params.get("level"), logging.ERROR)
-        _server_log.log(level, "%s%s", "[%s] " % params["logger"] if params.get("logger") else "",
-                        params.get("data"))
-
-    def _answer(self, msg, own_thread):
-        try:
-            self._answer_one(msg)
-        finally:
-            if own_thread:
-                with self._pending_lock:
-                    self._answering -= 1
-
-    def _answer_one(self, msg):
-        method, rid = msg["method"], msg["id"]
-        params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
-        try:
-            result = self._serve(method, params)
-            answer = {"jsonrpc": "2.0", "id": rid, "result": result}
-        except RequestError as e:
-            answer = {"jsonrpc": "2.0", "id": rid, "error": {"code": e.code, "message": e.message}}
-        except Exception as e:
-            _log.exception("answering the server's %s failed", method)
-            answer = {"jsonrpc": "2.0", "id": rid, "error": {"code": INTERNAL_ERROR, "message": "%s: %s" % (
-                type(e).__name__, e)}}
-        if _log.isEnabledFor(logging.DEBUG):
-            _trace("->", answer)
-        try:
-            self.transport.send(answer, time.monotonic() + self.timeout)
-        except McpError as e:
-            _log.debug("could not answer the server's %s: %s", method, e)
-
-    def _serve(self, method, params):
-        """What we answer to a server request (handshake era) or an input request (MRTR)."""
-        if method == "ping":
-            return {}
-        if method == "roots/list" and self.roots is not None:
-            return _roots_result(self.roots)
-        if method == "sampling/createMessage" and self.sampling is not None:
-            return self.sampling(params)
-        if method == "elicitation/create" and self.elicitation is not None:
-            return _apply_defaults(params, self.elicitation(params))
-        raise RequestError(METHOD_NOT_FOUND, "mcp_min client does not handle %s" % method)
-
-
-    def _on_request_failed(self, rid, exc):
-        with self._pending_lock:
-            fut = self._pending.pop(rid, None)
-        if fut is not None:
-            fut._set(exc)
-        sub = self._subscriptions.pop(rid, None)
-        if sub is not None:
-            sub._end(exc)
-
-    def _is_pending(self, rid):
-        with self._pending_lock:
-            return rid in self._pending
-
-    def _on_closed(self, exc):
-        if self._error is None:
-            self._error = exc
-        with self._pending_lock:
-            pending = list(self._pending.values())
-            self._pending.clear()
-        for fut in pending:
-            fut._set(ConnectionClosed("%s before answering %s" % (getattr(exc, "summary", exc), fut.method),
-                                      getattr(exc, "returncode", None), getattr(exc, "stderr", ()),
-                                      getattr(exc, "detail", "")))
-        for sub in list(self._subscriptions.values()):
-            sub._end(exc)
-
-    def close(self):
-        """Shut down in reverse order of setup; idempotent, callable from any thread."""
-        with self._pending_lock:
-            if self._closed:
-                return
-            self._closed = True
-        if self._error is None:
-            self._error = ConnectionClosed("the client is closed")
-        try:
-            self.transport.close()
-        finally:
-            self._on_closed(self._error)
-            self._events.stop()
-            self._overflow.stop()
-
-
-_NO_TIMEOUT = object()  # for requests that legitimately stay open (subscriptions/listen)
-_INPUT_METHODS = ("tools/call", "prompts/get", "resources/read")  # may answer input_required
-
-
-def _plain_result(fut, result):
-    if not isinstance(result, dict):
-        raise McpError("%s answered with a result that is not an object: %s"
-                       % (fut.method, _shorten(repr(result), 200)))
-    return result
-
-
-# ---------------------------------------------------------------------------
-# The Client API
-# ---------------------------------------------------------------------------
-
-class Subscription(object):
-    """Change notifications from the server, delivered to a callback until ``close()``.
-
-    On 2026-07-28 servers this is one ``subscriptions/listen`` stream; on
-    handshake-era servers it is ``resources/subscribe`` plus the notifications
-    the server sends anyway.  ``acknowledged`` holds what the server agreed to
-    send (2026-07-28), once it said so.
-    """
-
-    def __init__(self, session, callback, tools, prompts, resources, resource_uris):
-        self._session = session
-        self._callback = callback
-        self._kinds = {"notifications/tools/list_changed": tools,
-                       "notifications/prompts/list_changed": prompts,
-                       "notifications/resources/list_changed": resources}
-        self.resource_uris = list(resource_uris)
-        self.acknowledged = None
-        self.ended = threading.Event()
-        self.error = None
-        self._future = None
-
-    def _deliver(self, method, params):
-        if method == "notifications/subscriptions/acknowledged":
-            self.acknowledged = params.get("notifications")
-            return
-        if method == "notifications/cancelled":
-            self._end(None)
-            return
-        if method in self._kinds and not self._kinds[method]:
-            return
-        if method == "notifications/resources/updated" and not self._session.modern and not any(
-                str(params.get("uri", "")).startswith(u) for u in self.resource_uris):
-            return
-        if self._callback is not None:
-            self._callback(method, params)
-
-    def _end(self, error):
-        if not self.ended.is_set():
-            self.error = error
-            self.ended.set()
-
-    def close(self):
-        """Stop the subscription (idempotent)."""
-        if self.ended.is_set():
-            return
-        self._end(None)
-        session = self._session
-        for key, sub in list(session._subscriptions.items()):
-            if sub is self:
-                session._subscriptions.pop(key, None)
-        if self._future is not None:
-            self._future.cancel("subscription closed")
-        elif session._error is None:
-            for uri in self.resource_uris:
-                try:
-                    session.request("resources/unsubscribe", {"uri": uri})
-                except McpError as e:
-                    _log.debug("resources/unsubscribe %s: %s", uri, e)
-
-
-def _tool_value(result):
-    """The value a tool returned: structured content, else a lone text, else the content list."""
-    content = result.get("content") or []
-    if result.get("isError"):
-        text = "\n".join(c.get("text", "") for c in content if isinstance(c, dict) and c.get("type") == "text")
-        raise ToolError(text or "the tool reported an error", result)
-    structured = result.get("structuredContent")
-    if structured is not None:
-        if isinstance(structured, dict) and len(structured) == 1 and "result" in structured:
-            return structured["result"]  # the Python SDKs wrap scalar returns this way
-        return structured
-    if len(content) == 1 and isinstance(content[0], dict) and content[0].get("type") == "text":
-        return content[0].get("text")
-    return content
-
-
-class Client(object):
-    """A connection to one MCP server.
-
-    Args:
-        server: the server's argv list (spawned over stdio, never through a
-            shell; a string is split with ``shlex``) or an ``http(s)://`` URL
-            (Streamable HTTP, falling back to the legacy HTTP+SSE transport).
-        timeout: seconds for connecting and for each request (default 30).
-        protocol_version: ``"auto"`` (default) picks the newest version both
-            sides speak; a version string pins it.
-        env, inherit_env, cwd: the server process's environment and directory.
-            By default only PATH, HOME, locale and similar variables are passed,
-            plus ``env``; ``inherit_env=True`` passes the whole environment.
-        headers: extra HTTP headers on every request (``Authorization``...).
-        roots: a list of paths or ``file://`` URIs, or a callable returning a
-            ``{"roots": [...]}`` result; declares the roots capability.
-        sampling, elicitation: callables ``f(params) -> result dict`` for the
-            server's sampling/createMessage and elicitation/create requests.
-        on_log: ``f(level, logger, data)`` for the server's log messages
-            (default: the ``mcp_min.server`` logger).
-        on_notification: ``f(method, params)`` for other notifications.
-        on_stderr: ``f(line)`` for each stderr line of a stdio server.
-        client_info: the ``{"name", "version"}`` we introduce ourselves with.
-        probe_timeout: seconds to wait for ``server/discover`` before deciding
-            the server predates 2026-07-28.
-        auth: an ``OAuth`` object: authorize with OAuth 2.1 when an HTTP
-            server answers 401 (or 403 insufficient_scope).
-
-    Raises ConnectionClosed when the server cannot be started or reached,
-    RequestTimeout when it does not answer in time, McpError otherwise.
-    """
-
-    def __init__(self, server, *, timeout=DEFAULT_TIMEOUT, protocol_version="auto", env=None, inherit_env=False,
-                 cwd=None, headers=None, roots=None, sampling=None, elicitation=None, on_log=None,
-                 on_notification=None, on_stderr=None, client_info=None, probe_timeout=PROBE_TIMEOUT, auth=None):
-        if isinstance(server, str) and server.split("://", 1)[0].lower() in ("http", "https"):
-            def make_transport():
-                return _with_auth(_HttpTransport(server, headers, timeout), auth)
-        else:
-            import shlex
-            argv = shlex.split(server) if isinstance(server, str) else list(server)
-
-            def make_transport():
-                return _StdioTransport(argv, env, inherit_env, cwd, on_stderr, timeout)
-        session = _Session(make_transport(), timeout, protocol_version, probe_timeout, client_info, roots,
-                           sampling, elicitation, on_log, on_notification)
-        self._session = session
-        # A dropped Client still reaps its server: the session holds no reference back to us.
-        self._finalizer = weakref.finalize(self, session.close)
-        try:
-            session.connect(make_transport)
-        except BaseException:
-            session.close()
-            raise
-
-    # -- what the server told us ------------------------------------------------
-    @property
-    def protocol_version(self):
-        """The protocol revision in use, e.g. ``"2025-11-25"`` or ``"2026-07-28"``."""
-        return self._session.protocol_version
-
-    @property
-    def server_info(self):
-        """The server's ``{"name", "version", ...}``."""
-        return self._session.server_info
-
-    @property
-    def server_capabilities(self):
-        """The capabilities the server declared."""
-        return self._session.server_capabilities
-
-    @property
-    def instructions(self):
-        """The server's instructions for the model, or None."""
-        return self._session.instructions
-
-    @property
-    def transport(self):
-        """``"stdio"``, ``"streamable-http"`` or ``"sse"`` (the legacy HTTP+SSE transport)."""
-        return self._session.transport.kind
-
-    @property
-    def stderr(self):
-        """The last lines the stdio server wrote to stderr."""
-        return list(self._session.transport.stderr_tail)
-
-    # -- tools -------------------------------------------------------------------
-    def call(self, name, arguments=None, /, *, timeout=None, progress=None, **kwargs):
-        """Call a tool and return its value.
-
-        Arguments come as a dict, as keywords, or both (a tool argument called
-        ``timeout`` or ``progress`` must go in the dict).  The value is the
-        structured content when there is some (a lone ``{"result": x}`` is
-        unwrapped to ``x``), else the text of a single text block, else the
-        content list.  ``progress(progress, total, message)`` receives progress
-        notifications.
-
-        Raises ToolError when the tool reports failure, RequestError for a
-        protocol error, RequestTimeout, ConnectionClosed.
-        """
-        return self._tool_future(name, arguments, kwargs, timeout, progress, _tool_value, True).result()
-
-    def call_tool(self, name, arguments=None, /, *, timeout=None, progress=None):
-        """Call a tool and return the raw CallToolResult dict (no ToolError)."""
-        return self._tool_future(name, arguments, None, timeout, progress, None, True).result()
-
-    def submit(self, name, arguments=None, /, *, timeout=None, progress=None, **kwargs):
-        """Start a tool call and return a Future at once; ``.result()`` gives what ``call`` would."""
-        return self._tool_future(name, arguments, kwargs, timeout, progress, _tool_value, False)
-
-    def _tool_future(self, name, arguments, kwargs, timeout, progress, finish, inline):
-        args = dict(arguments) if arguments else {}
-        if kwargs:
-            args.update(kwargs)
-        session = self._session
-        if session._tool_headers is None and session.modern and session.transport.kind != "stdio":
-            session.list_tools(True)  # x-mcp-header markings must be known before calling over HTTP
-        return session.submit("tools/call", {"name": name, "arguments": args}, timeout, progress, finish, inline)
-
-    def list_tools(self, refresh=False):
-        """All tools (every page).  Served from cache while the server's ``ttlMs`` allows,
-        unless ``refresh``.  Over HTTP with 2026-07-28, tools whose ``x-mcp-header``
-        markings are invalid are left out (with a warning), as the spec asks."""
-        return self._session.list_tools(refresh)
-
-    # -- resources and prompts ----------------------------------------------------
-    def list_resources(self, refresh=False):
-        """All resources (every page)."""
-        return self._session.list_all("resources/list", "resources", refresh)
-
-    def list_resource_templates(self, refresh=False):
-        """All resource templates (every page)."""
-        return self._session.list_all("resources/templates/list", "resourceTemplates", refresh)
-
-    def list_prompts(self, refresh=False):
-        """All prompts (every page)."""
-        return self._session.list_all("prompts/list", "prompts", refresh)
-
-    def read_resource(self, uri, *, timeout=None):
-        """Read a resource; returns the result dict (its ``contents`` list holds the data).
-
-        Raises ResourceNotFound for an unknown URI."""
-        try:
-            return self._session.request("resources/read", {"uri": uri}, timeout)
-        except RequestError as e:
-            if e.code in (RESOURCE_NOT_FOUND, INVALID_PARAMS) and not isinstance(e, ResourceNotFound):
-                raise ResourceNotFound(e.code, e.message, e.data, e.method)
-            raise
-
-    def get_prompt(self, name, arguments=None, /, *, timeout=None, **kwargs):
-        """Get a prompt with its arguments filled in; returns the result dict (``messages``)."""
-        args = dict(arguments) if arguments else {}
-        args.update(kwargs)
-        params = {"name": name}
-        if args:
-            params["arguments"] = {k: v if isinstance(v, str) else _dumps(v) for k, v in args.items()}
-        return self._session.request("prompts/get", params, timeout)
-
-    def complete(self, ref, argument, context=None):
-        """Ask for completions of a prompt or resource-template argument.
-
-        ``ref`` is a prompt name, a resource (template) URI, or the raw ref dict;
-        ``argument`` is ``(name, value)`` or ``{"name", "value"}``; ``context`` maps
-        other argument names to values.  Returns the list of suggested values."""
-        if isinstance(ref, str):
-            ref = {"type": "ref/resource", "uri": ref} if "://" in ref or "{" in ref else \
-                {"type": "ref/prompt", "name": ref}
-        if not isinstance(argument, dict):
-            argument = {"name": argument[0], "value": argument[1]}
-        params = {"ref": ref, "argument": argument}
-        if context:
-            params["context"] = {"arguments": context}
-        return self._session.request("completion/complete", params).get("completion", {}).get("values", [])
-
-    def subscribe(self, uri):
-        """Ask for ``notifications/resources/updated`` about a resource (handshake era)."""
-        self._legacy_only("resources/subscribe", "listen(resource_uris=[...])")
-        self._session.request("resources/subscribe", {"uri": uri})
-
-    def unsubscribe(self, uri):
-        """Stop updates about a resource (handshake era)."""
-        self._legacy_only("resources/unsubscribe", "Subscription.close()")
-        self._session.request("resources/unsubscribe", {"uri": uri})
-
-    def set_logging_level(self, level):
-        """Ask the server to send log messages at ``level`` and above (handshake era)."""
-        self._legacy_only("logging/setLevel",
-                          "the io.modelcontextprotocol/logLevel _meta key on each request (request(..., "
-                          "params={'_meta': {'io.modelcontextprotocol/logLevel': level}}))")
-        self._session.request("logging/setLevel", {"level": level})
-
-    def ping(self, *, timeout=None):
-        """Check the server answers (2026-07-28 has no ping: server/discover stands in)."""
-        self._session.request("server/discover" if self._session.modern else "ping", None, timeout)
-
-    def listen(self, tools=True, prompts=True, resources=True, resource_uris=(), callback=None):
-        """Receive change notifications until the returned Subscription (or the client) is closed.
-
-        ``callback(method, params)`` (default: the client's ``on_notification``)
-        gets tools/prompts/resources list changes and updates of the resources
-        under ``resource_uris``.  It runs on a worker thread, never the reader.
-        """
-        session = self._session
-        callback = callback if callback is not None else session.on_notification
-        sub = Subscription(session, callback, tools, prompts, resources, resource_uris)
-        if session.modern:
-            wanted = {"toolsListChanged": bool(tools), "promptsListChanged": bool(prompts),
-                      "resourcesListChanged": bool(resources)}
-            if resource_uris:
-                wanted["resourceSubscriptions"] = list(resource_uris)
-            # Registered under the request id before sending, so no notification can miss it.
-            sub._future = session.submit("subscriptions/listen", {"notifications": wanted}, _NO_TIMEOUT,
-                                         on_id=lambda rid: session._subscriptions.__setitem__(rid, sub))
-        else:
-            session._subscriptions[object()] = sub
-            for uri in sub.resource_uris:
-                session.request("resources/subscribe", {"uri": uri})
-        return sub
-
-    def _legacy_only(self, method, instead):
-        if self._session.modern:
-            raise McpError("%s does not exist in protocol %s; use %s instead"
-                           % (method, self._session.protocol_version, instead))
-
-    # -- raw access ------------------------------------------------------------
-    def request(self, method, params=None, *, timeout=None, progress=None):
-        """Send any request and return its raw result dict."""
-        return self._session.request(method, params, timeout, progress)
-
-    def submit_request(self, method, params=None, *, timeout=None, progress=None):
-        """Send any request and return a Future of its raw result dict."""
-        return self._session.submit(method, params, timeout, progress)
-
-    def notify(self, method, params=None):
-        """Send a notification."""
-        self._session.notify(method, params)
-
-    # -- lifetime --------------------------------------------------------------
-    def close(self):
-        """Close the connection and stop the server (idempotent, any thread).
-
-        Pending requests fail with ConnectionClosed."""
-        self._finalizer()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __repr__(self):
-        s = self._session
-        return "<mcp_min.Client %s %s %s>" % (s.transport.kind, getattr(s.transport, "name", ""),
-                                              s.protocol_version)
-
 
 # ---------------------------------------------------------------------------
 # Command line: python mcp_min.py [options] COMMAND [ARGS] -- SERVER_ARGV...
@@ -2997,16 +3957,25 @@ commands:
 exit status: 0 ok, 1 tool or protocol error, 2 usage, 3 connection failure"""
 
 
+class _UsageError(ValueError):
+    """A bad command line or config file (exit status 2)."""
+
+
 def _cli_parser():
     import argparse
-    p = argparse.ArgumentParser(prog="mcp_min", usage=_USAGE, add_help=True)
+
+    class Parser(argparse.ArgumentParser):
+        def error(self, message):  # one line and status 2, like every other usage error
+            raise _UsageError(message)
+
+    p = Parser(prog="mcp_min", usage=_USAGE, add_help=True)
     p.add_argument("command")
     p.add_argument("args", nargs="*")
     p.add_argument("--url", help="connect to a Streamable HTTP (or HTTP+SSE) server")
     p.add_argument("--header", action="append", default=[], metavar="K:V", help="HTTP header (repeatable)")
     p.add_argument("--env", action="append", default=[], metavar="K=V", help="server environment variable")
     p.add_argument("--inherit-env", action="store_true", help="pass the whole environment to the server")
-    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds (default %(default)s)")
+    p.add_argument("--timeout", default=str(DEFAULT_TIMEOUT), help="seconds (default %(default)s)")
     p.add_argument("--protocol-version", default="auto", help="pin a protocol version (default: auto)")
     p.add_argument("--config", help="a JSON file with an mcpServers table (Claude Desktop style)")
     p.add_argument("--server", help="the server's name in --config")
@@ -3019,42 +3988,120 @@ def _cli_parser():
     return p
 
 
+def _json_arg(text, what):
+    """A command-line value as JSON; NaN, Infinity and overflowing numbers are refused."""
+    def refuse(token):
+        raise _UsageError("%s: %s is not JSON (quote it to send it as text)" % (what, token))
+
+    def number(token):
+        value = float(token)
+        return value if math.isfinite(value) else refuse(token)
+    return json.loads(text, parse_constant=refuse, parse_float=number)
+
+
 def _key_values(pairs, as_json=True):
     out = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
-        if not sep:
-            raise ValueError("expected key=value, got %r" % pair)
+        if not sep or not key:
+            raise _UsageError("expected key=value, got %r" % pair)
         if as_json:
             try:
-                value = json.loads(value)
+                value = _json_arg(value, pair)
+            except _UsageError:
+                raise
             except ValueError:
-                pass
+                pass  # not JSON: the text itself
         out[key] = value
     return out
 
 
 def _server_from_config(path, name):
-    with open(path) as f:
-        servers = json.load(f).get("mcpServers") or {}
+    """(server, env, headers) of one entry of an mcpServers file; errors name the key."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        raise _UsageError("cannot read %s: %s" % (path, e))
+
+    def need(value, kind, key, what):
+        if not isinstance(value, kind) or kind is str and not value:
+            raise _UsageError("%s: %s must be %s" % (path, key, what))
+        return value
+
+    def strings(value, key):
+        for k, v in need(value, dict, key, "an object").items():
+            need(v, str, "%s.%s" % (key, k), "a string")
+        return value
+
+    servers = need(need(doc, dict, "the top level", "an object").get("mcpServers"), dict, "mcpServers", "an object")
     if name is None:
         if len(servers) != 1:
-            raise ValueError("%s lists %d servers; pick one with --server NAME (%s)"
-                             % (path, len(servers), ", ".join(sorted(servers))))
+            raise _UsageError("%s lists %d servers; pick one with --server NAME (%s)"
+                              % (path, len(servers), ", ".join(sorted(servers))))
         name = next(iter(servers))
     if name not in servers:
-        raise ValueError("no server %r in %s (it has: %s)" % (name, path, ", ".join(sorted(servers))))
-    entry = servers[name]
-    if entry.get("url"):
-        return entry["url"], {}, entry.get("headers") or {}
-    return [entry["command"]] + list(entry.get("args") or []), entry.get("env") or {}, {}
+        raise _UsageError("no server %r in %s (it has: %s)" % (name, path, ", ".join(sorted(servers))))
+    key = "mcpServers.%s" % name
+    entry = need(servers[name], dict, key, "an object")
+    if entry.get("url") is not None:
+        return need(entry["url"], str, key + ".url", "a URL"), {}, strings(entry.get("headers") or {}, key + ".headers")
+    command = need(entry.get("command"), str, key + ".command", "a non-empty string (or give a url)")
+    args = need(entry.get("args") or [], list, key + ".args", "a list")
+    for i, arg in enumerate(args):
+        need(arg, str, "%s.args[%d]" % (key, i), "a string")
+    return [command] + args, strings(entry.get("env") or {}, key + ".env"), {}
 
+
+def _parse_cli(argv):
+    """The command line as (options, server, env, headers, command arguments); _UsageError when bad."""
+    server_argv = []
+    if "--" in argv:
+        cut = argv.index("--")
+        argv, server_argv = argv[:cut], argv[cut + 1:]
+    opts = _cli_parser().parse_args(argv)
+    env = _key_values(opts.env, as_json=False)
+    headers = {}
+    for h in opts.header:
+        key, sep, value = h.partition(":")
+        if not sep:
+            raise _UsageError("expected --header K:V, got %r" % h)
+        headers[key.strip()] = value.strip()
+    if opts.config:
+        server, config_env, config_headers = _server_from_config(opts.config, opts.server)
+        env, headers = dict(config_env, **env), dict(config_headers, **headers)
+    elif opts.url or server_argv:
+        server = opts.url or server_argv
+    else:
+        raise _UsageError("say which server: -- SERVER_ARGV..., --url URL, or --config FILE")
+    try:
+        opts.timeout = _client_timeout(float(opts.timeout), "--timeout")
+    except ValueError:
+        raise _UsageError("--timeout must be a positive finite number of seconds, not %r" % opts.timeout)
+    if opts.protocol_version != "auto" and opts.protocol_version not in SUPPORTED_VERSIONS:
+        raise _UsageError("--protocol-version must be auto or one of %s" % ", ".join(SUPPORTED_VERSIONS))
+    needs, parse = _COMMANDS.get(opts.command, (None, None))[:2]
+    if needs is None:
+        raise _UsageError("unknown command %r (see --help)" % opts.command)
+    if len(opts.args) < needs:
+        raise _UsageError("%s needs an argument" % opts.command)
+    return opts, server, env, headers, parse(opts.args)
+
+
+# -- the commands: (arguments needed, parse(args), run(client, parsed, as_json) -> status)
 
 def _print(value, as_json):
     if as_json or not isinstance(value, str):
-        print(json.dumps(value, indent=2, ensure_ascii=False))
+        print(_dumps_for_humans_indented(value))
     else:
         print(value)
+
+
+def _dumps_for_humans_indented(value):
+    try:
+        return json.dumps(value, indent=2, ensure_ascii=False)
+    except (ValueError, TypeError, RecursionError):
+        return repr(value)
 
 
 def _listing(items, as_json, label="name"):
@@ -3062,19 +4109,119 @@ def _listing(items, as_json, label="name"):
         _print(items, True)
         return
     for item in items:
-        desc = (item.get("description") or "").strip().splitlines()
+        item = item if isinstance(item, dict) else {label: item}
+        desc = str(item.get("description") or "").strip().splitlines()
         print("%s%s" % (item.get(label), "  - " + desc[0] if desc else ""))
 
 
+def _run_info(client, parsed, as_json):
+    info = {"server": client.server_info, "protocol_version": client.protocol_version,
+            "transport": client.transport, "capabilities": client.server_capabilities,
+            "instructions": client.instructions}
+    if as_json:
+        _print(info, True)
+        return 0
+    print("server: %s %s" % (client.server_info.get("name"), client.server_info.get("version")))
+    print("protocol: %s over %s" % (client.protocol_version, client.transport))
+    print("capabilities: %s" % ", ".join(sorted(map(str, client.server_capabilities))))
+    if client.instructions:
+        print("instructions: %s" % client.instructions)
+    return 0
+
+
+def _run_call(client, parsed, as_json):
+    name, arguments = parsed
+    if as_json:
+        result = client.call_tool(name, arguments, progress=_show_progress)
+        _print(result, True)
+        return 1 if result.get("isError") else 0
+    _print(client.call(name, arguments, progress=_show_progress), False)
+    return 0
+
+
+def _show_progress(done, total, message):
+    print("progress: %s%s%s" % (done, "/%s" % total if total is not None else "", " %s" % message if message else ""),
+          file=sys.stderr, flush=True)
+
+
+def _run_resources(client, parsed, as_json):
+    if as_json:
+        _print({"resources": client.list_resources(), "resourceTemplates": client.list_resource_templates()}, True)
+        return 0
+    _listing(client.list_resources(), False, "uri")
+    if client.server_capabilities.get("resources") is not None:
+        _listing(client.list_resource_templates(), False, "uriTemplate")
+    return 0
+
+
+def _run_read(client, uri, as_json):
+    result = client.read_resource(uri)
+    if as_json:
+        _print(result, True)
+        return 0
+    for part in _field(result, "contents", list, "resources/read", []):
+        part = part if isinstance(part, dict) else {"text": _dumps_for_humans(part)}
+        print(part["text"] if "text" in part else "<%s: %d characters of base64>" % (
+            part.get("mimeType", "binary"), len(str(part.get("blob", "")))))
+    return 0
+
+
+def _run_prompt(client, parsed, as_json):
+    result = client.get_prompt(*parsed)
+    if as_json:
+        _print(result, True)
+        return 0
+    for m in _field(result, "messages", list, "prompts/get", []):
+        m = m if isinstance(m, dict) else {}
+        content = m.get("content") if isinstance(m.get("content"), dict) else {}
+        print("%s: %s" % (m.get("role"), content.get("text", _dumps_for_humans(content))))
+    return 0
+
+
+def _run_ping(client, parsed, as_json):
+    client.ping()
+    print("ok")
+    return 0
+
+
+def _raw_args(args):
+    try:
+        params = _json_arg(args[1], "raw params") if len(args) > 1 else None
+    except _UsageError:
+        raise
+    except ValueError as e:
+        raise _UsageError("raw: the params are not JSON: %s" % e)
+    if params is not None and not isinstance(params, dict):
+        raise _UsageError("raw: the params must be a JSON object")
+    return args[0], params
+
+
+_COMMANDS = {
+    "info": (0, lambda args: None, _run_info),
+    "tools": (0, lambda args: None, lambda client, parsed, as_json: _listing(client.list_tools(), as_json) or 0),
+    "call": (1, lambda args: (args[0], _key_values(args[1:])), _run_call),
+    "resources": (0, lambda args: None, _run_resources),
+    "read": (1, lambda args: args[0], _run_read),
+    "prompts": (0, lambda args: None, lambda client, parsed, as_json: _listing(client.list_prompts(), as_json) or 0),
+    "prompt": (1, lambda args: (args[0], _key_values(args[1:], as_json=False)), _run_prompt),
+    "ping": (0, lambda args: None, _run_ping),
+    "raw": (1, _raw_args, lambda client, parsed, as_json: _print(client.request(*parsed), True) or 0),
+}
+
+
 def main(argv=None):
-    """Run the command line; returns the exit status."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    server_argv = []
-    if "--" in argv:
-        cut = argv.index("--")
-        argv, server_argv = argv[:cut], argv[cut + 1:]
-    parser = _cli_parser()
-    opts = parser.parse_args(argv)
+    """Run the command line; returns the exit status (never raises, never prints a traceback)."""
+    for stream in (sys.stdout, sys.stderr):  # a terminal that cannot show a character must not crash us
+        if hasattr(stream, "reconfigure"):
+            try:
+                stream.reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):
+                pass
+    try:
+        opts, server, env, headers, parsed = _parse_cli(list(sys.argv[1:] if argv is None else argv))
+    except _UsageError as e:
+        print("mcp_min: error: %s" % e, file=sys.stderr)
+        return 2
     if opts.trace:
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(message)s"))
@@ -3083,111 +4230,25 @@ def main(argv=None):
     else:
         logging.basicConfig(level=logging.WARNING, format="mcp_min: %(message)s")
     try:
-        env = _key_values(opts.env, as_json=False)
-        headers = {}
-        for h in opts.header:
-            key, sep, value = h.partition(":")
-            if not sep:
-                raise ValueError("expected --header K:V, got %r" % h)
-            headers[key.strip()] = value.strip()
-        if opts.config:
-            server, config_env, config_headers = _server_from_config(opts.config, opts.server)
-            env = dict(config_env, **env)
-            headers = dict(config_headers, **headers)
-        elif opts.url:
-            server = opts.url
-        elif server_argv:
-            server = server_argv
-        else:
-            raise ValueError("say which server: -- SERVER_ARGV..., --url URL, or --config FILE")
-        commands = {"info": 0, "tools": 0, "resources": 0, "prompts": 0, "ping": 0, "call": 1, "read": 1,
-                    "prompt": 1, "raw": 1}
-        if opts.command not in commands:
-            raise ValueError("unknown command %r" % opts.command)
-        if len(opts.args) < commands[opts.command]:
-            raise ValueError("%s needs an argument" % opts.command)
-        if opts.command in ("call", "prompt"):
-            _key_values(opts.args[1:])  # check the syntax before starting anything
-    except (ValueError, OSError, KeyError) as e:
-        parser.print_usage(sys.stderr)
-        print("mcp_min: error: %s" % (e.args[0] if isinstance(e, KeyError) else e), file=sys.stderr)
-        return 2
-
-    def progress(done, total, message):
-        print("progress: %s%s%s" % (done, "/%s" % total if total is not None else "",
-                                    " " + message if message else ""), file=sys.stderr, flush=True)
-
-    try:
         auth = OAuth(client_id=opts.client_id, client_secret=opts.client_secret) if (
             opts.oauth or opts.client_id) else None
         with Client(server, timeout=opts.timeout, protocol_version=opts.protocol_version, env=env,
                     inherit_env=opts.inherit_env, headers=headers, auth=auth) as client:
-            cmd, args = opts.command, opts.args
-            if cmd == "info":
-                info = {"server": client.server_info, "protocol_version": client.protocol_version,
-                        "transport": client.transport, "capabilities": client.server_capabilities,
-                        "instructions": client.instructions}
-                if opts.json:
-                    _print(info, True)
-                else:
-                    print("server: %s %s" % (client.server_info.get("name"), client.server_info.get("version")))
-                    print("protocol: %s over %s" % (client.protocol_version, client.transport))
-                    print("capabilities: %s" % ", ".join(sorted(client.server_capabilities)))
-                    if client.instructions:
-                        print("instructions: %s" % client.instructions)
-            elif cmd == "tools":
-                _listing(client.list_tools(), opts.json)
-            elif cmd == "call":
-                arguments = _key_values(args[1:])
-                if opts.json:
-                    result = client.call_tool(args[0], arguments, progress=progress)
-                    _print(result, True)
-                    return 1 if result.get("isError") else 0
-                _print(client.call(args[0], arguments, progress=progress), False)
-            elif cmd == "resources":
-                if opts.json:
-                    _print({"resources": client.list_resources(),
-                            "resourceTemplates": client.list_resource_templates()}, True)
-                else:
-                    _listing(client.list_resources(), False, "uri")
-                    if client.server_capabilities.get("resources") is not None:
-                        _listing(client.list_resource_templates(), False, "uriTemplate")
-            elif cmd == "read":
-                result = client.read_resource(args[0])
-                if opts.json:
-                    _print(result, True)
-                else:
-                    for part in result.get("contents") or []:
-                        print(part["text"] if "text" in part else "<%s: %d bytes of base64>" % (
-                            part.get("mimeType", "binary"), len(part.get("blob", ""))))
-            elif cmd == "prompts":
-                _listing(client.list_prompts(), opts.json)
-            elif cmd == "prompt":
-                result = client.get_prompt(args[0], _key_values(args[1:], as_json=False))
-                if opts.json:
-                    _print(result, True)
-                else:
-                    for m in result.get("messages") or []:
-                        content = m.get("content") or {}
-                        print("%s: %s" % (m.get("role"), content.get("text", json.dumps(content))))
-            elif cmd == "ping":
-                client.ping()
-                print("ok")
-            elif cmd == "raw":
-                params = json.loads(args[1]) if len(args) > 1 else None
-                _print(client.request(args[0], params), True)
-        return 0
+            return _COMMANDS[opts.command][2](client, parsed, opts.json)
     except (ConnectionClosed, RequestTimeout) as e:
-        print("mcp_min: %s" % e, file=sys.stderr)
-        return 3
+        status, message = 3, str(e)  # (with the server's last stderr lines, when it has some)
     except HttpError as e:
-        print("mcp_min: %s" % e, file=sys.stderr)
-        return 3 if isinstance(e, AuthRequired) or e.status >= 500 else 1
+        status, message = 3 if isinstance(e, AuthRequired) or e.status >= 500 else 1, str(e)
     except McpError as e:
-        print("mcp_min: %s" % e, file=sys.stderr)
-        return 1
+        status, message = 1, str(e)
+    except ValueError as e:  # arguments the client refused (a header, the environment...)
+        status, message = 2, "error: %s" % e
     except KeyboardInterrupt:
         return 130
+    except Exception as e:  # a bug of ours: still one line, never a traceback
+        status, message = 1, "internal error (%s): %s" % (type(e).__name__, e)
+    print("mcp_min: %s" % message, file=sys.stderr)
+    return status
 
 
 if __name__ == "__main__":
