@@ -2434,6 +2434,55 @@ def _supported_in(error):
     return supported if isinstance(supported, list) else None
 
 
+class _Era(object):
+    """What the negotiated protocol era changes about every outgoing request: the
+    version; in 2026-07-28 (``modern``) our ``_meta`` on each request, encoded once;
+    and over HTTP the x-mcp-header table behind the Mcp-Param-* headers.  Replaced
+    whole when the era changes, so a request never sees half of one."""
+
+    def __init__(self, version=None, modern=False, capabilities=None, client_info=None):
+        self.version, self.modern = version, modern
+        self.tool_headers = None  # tool name -> x-mcp-header paths, once tools/list was read
+        self._meta = self._meta_json = None
+        if modern:
+            self._meta = {_META_PREFIX + "protocolVersion": version,
+                          _META_PREFIX + "clientCapabilities": capabilities,
+                          _META_PREFIX + "clientInfo": client_info}
+            self._meta_json = _to_json(self._meta)
+
+    def encode(self, msg):
+        """A request as bytes; in stateless mode with our ``_meta`` added.
+
+        The ``_meta`` block is the same on every request, so it is spliced into the
+        encoded params (most of a small request's bytes; encoding it each time showed
+        up in profiles).  ``params`` is a dict or None here (checked before)."""
+        if self._meta_json is None:
+            return _encode_line(msg)
+        params = msg.get("params")
+        if params and "_meta" in params:  # the caller's own _meta: merge (keys of ours win)
+            meta = dict(_meta_of(params), **self._meta)
+            return _encode_line(dict(msg, params=dict(params, _meta=meta)))
+        body = _to_json(params) if params else "{}"
+        text = '{"jsonrpc":"2.0","id":%d,"method":%s,"params":%s%s"_meta":%s}}' % (
+            msg["id"], _to_json(msg["method"]), body[:-1], "," if len(body) > 2 else "", self._meta_json)
+        return _utf8(text, dict(msg, params=dict(params or (), _meta=self._meta))) + b"\n"
+
+    def param_headers(self, params):
+        """Mcp-Param-* headers for a tools/call (2026-07-28 over HTTP), or None."""
+        table = self.tool_headers
+        paths = table.get(params.get("name")) if self.modern and table is not None else None
+        if not paths:
+            return None
+        out = {}
+        for path, name in paths:
+            value = params.get("arguments") or {}
+            for key in path:
+                value = value.get(key) if isinstance(value, dict) else None
+            if value is not None:
+                out["Mcp-Param-" + name] = _header_value(value)
+        return out
+
+
 class _Session(object):
     """One conversation with a server.
 
@@ -2455,8 +2504,7 @@ class _Session(object):
         self.wanted_version = protocol_version
         self.probe_timeout = probe_timeout
         self.client_info = dict(client_info or _CLIENT_INFO)
-        self.protocol_version = None
-        self.modern = False
+        self.era = _Era()
         self.server_info = {}
         self.server_capabilities = {}
         self.instructions = None
@@ -2465,8 +2513,6 @@ class _Session(object):
         self.inbox = _Inbox(self.dispatcher, self._send_answer, self.list_cache, **callbacks)
         self.transport = make_transport(self.inbox.events)
         self._pid = os.getpid()  # a forked child must leave this session alone
-        self._tool_headers = None  # tool name -> x-mcp-header paths (HTTP, 2026-07-28)
-        self._base_meta = self._meta_json = None  # our _meta in stateless mode, and its encoding
         self._closed = False
         self._close_lock = threading.Lock()
         self._restart_lock = threading.Lock()
@@ -2489,18 +2535,19 @@ class _Session(object):
             caps["elicitation"] = {"form": {}}
         return caps
 
+    @property
+    def protocol_version(self):
+        return self.era.version
+
+    @property
+    def modern(self):
+        return self.era.modern
+
     def _set_era(self, version, modern):
         """The one place era state changes; the transport hears of it here."""
-        self.protocol_version, self.modern = version, modern
+        self.era = _Era(version, modern, self.capabilities(True), self.client_info)
         self.inbox.modern = modern
         self.transport.configure(version, modern)
-        if modern:
-            self._base_meta = {_META_PREFIX + "protocolVersion": version,
-                               _META_PREFIX + "clientCapabilities": self.capabilities(True),
-                               _META_PREFIX + "clientInfo": self.client_info}
-            self._meta_json = _to_json(self._base_meta)
-        else:
-            self._base_meta = self._meta_json = None
 
     # -- negotiation -------------------------------------------------------------
     def connect(self):
@@ -2633,7 +2680,8 @@ class _Session(object):
             params = dict(params or ())
             params["_meta"] = dict(_meta_of(params), progressToken=rid)
         msg = _request(rid, method, params)
-        data = self._encode(msg)  # ValueError for what JSON cannot carry, before anything is pending
+        era = self.era
+        data = era.encode(msg)  # ValueError for what JSON cannot carry, before anything is pending
         fut = Future(rid, method, params, self.timeout if timeout is _DEFAULT else timeout, progress,
                      self._settle, self._withdraw, finish, cancellable)
         fut._keepalive = keepalive
@@ -2641,8 +2689,8 @@ class _Session(object):
         if _log.isEnabledFor(logging.DEBUG):
             _trace("->", data)
         try:
-            self.transport.send(msg, data, fut.deadline, wait_here,
-                                self._param_headers(params) if method == "tools/call" else None)
+            self.transport.send(msg, data, fut.deadline, wait_here, era.param_headers(params) if (
+                method == "tools/call" and self.transport.carries_headers) else None)
         except Exception as e:  # whatever went wrong, the future is settled
             self.dispatcher.fail(rid, e if isinstance(e, McpError) else ConnectionClosed(
                 "cannot send %s to %s: %r" % (method, self.transport.name, e)))
@@ -2678,40 +2726,6 @@ class _Session(object):
             self.transport.send(answer, data, time.monotonic() + self.timeout)
         except McpError as e:
             _log.debug("could not answer the server's request %r: %s", answer.get("id"), e)
-
-    def _encode(self, msg):
-        """A request as bytes; in stateless mode with our ``_meta`` added.
-
-        The ``_meta`` block is the same on every request, so it is encoded once and
-        spliced into the encoded params (most of a small request's bytes; encoding it
-        each time showed up in profiles).  ``params`` is a dict here (checked)."""
-        if self._meta_json is None:
-            return _encode_line(msg)
-        params = msg.get("params")
-        if params and "_meta" in params:  # the caller's own _meta: merge (keys of ours win)
-            meta = dict(_meta_of(params), **self._base_meta)
-            return _encode_line(dict(msg, params=dict(params, _meta=meta)))
-        body = _to_json(params) if params else "{}"
-        text = '{"jsonrpc":"2.0","id":%d,"method":%s,"params":%s%s"_meta":%s}}' % (
-            msg["id"], _to_json(msg["method"]), body[:-1], "," if len(body) > 2 else "", self._meta_json)
-        return _utf8(text, dict(msg, params=dict(params or (), _meta=self._base_meta))) + b"\n"
-
-    def _param_headers(self, params):
-        """Mcp-Param-* headers for a tools/call (Streamable HTTP, 2026-07-28)."""
-        table = self._tool_headers
-        if not self.modern or table is None or not self.transport.carries_headers:
-            return None
-        paths = table.get(params.get("name"))
-        if not paths:
-            return None
-        out = {}
-        for path, name in paths:
-            value = params.get("arguments") or {}
-            for key in path:
-                value = value.get(key) if isinstance(value, dict) else None
-            if value is not None:
-                out["Mcp-Param-" + name] = _header_value(value)
-        return out
 
     # -- settling (on the waiting thread) --------------------------------------------
     def _withdraw(self, fut, reason):
@@ -2835,7 +2849,7 @@ class _Session(object):
                     kept.append(tool)
                 except (ValueError, AttributeError, TypeError) as e:
                     _log.warning("hiding tool %r: %s", tool.get("name") if isinstance(tool, dict) else tool, e)
-            self._tool_headers = table
+            self.era.tool_headers = table
             tools = kept
         return tools
 
@@ -3096,7 +3110,7 @@ class Client(object):
             args.update(kwargs)
         timeout = _timeout_arg(timeout, _DEFAULT)
         session = self._session
-        if session._tool_headers is None and session.modern and session.transport.carries_headers:
+        if session.era.tool_headers is None and session.modern and session.transport.carries_headers:
             session.list_tools(True)  # x-mcp-header markings must be known before calling over HTTP
         return session.submit("tools/call", {"name": name, "arguments": args}, timeout, progress, finish, wait_here,
                               keepalive=self)
