@@ -1,0 +1,483 @@
+"""The pure layers of mcp_min, in memory: no process, no socket.
+
+JSON-RPC encoding and routing, futures, SSE parsing, header rules, version choice,
+tool values, argument checks, and the session (negotiation, input rounds, repeats)
+over an in-memory transport whose "server" is a Python function.
+"""
+import copy
+import json
+import os
+import pickle
+import sys
+import threading
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import mcp_min  # noqa: E402
+from mcp_min import McpError, RequestError  # noqa: E402
+
+META = "io.modelcontextprotocol/"
+
+
+# ---------------------------------------------------------------------------
+# Encoding
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("params", [
+    None, {}, {"a": 1}, {"name": "x", "arguments": {"s": "Zürich 東京 😀"}},
+    {"_meta": {"progressToken": 7}, "x": [1, 2]}, {"nested": {"_meta": 1}}, {"s": "\u2028\u2029\n"},
+])
+def test_stateless_encoding_equals_plain_encoding_plus_meta(params):
+    era = mcp_min._Era("2026-07-28", True, {"roots": {}}, {"name": "t", "version": "1"})
+    msg = mcp_min._request(5, "tools/call", params)
+    line = era.encode(msg)
+    assert line.endswith(b"\n") and line.count(b"\n") == 1  # one line, whatever the text
+    sent = json.loads(line)
+    expected = dict(params or {})
+    expected["_meta"] = dict((params or {}).get("_meta") or {}, **era._meta)
+    assert sent == {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": expected}
+
+
+def test_handshake_era_encoding_is_plain_and_utf8():
+    line = mcp_min._Era().encode(mcp_min._request(1, "tools/call", {"s": "東京"}))
+    assert "東京".encode("utf-8") in line  # not \\u escapes: a third of the size
+    assert json.loads(line)["params"] == {"s": "東京"}
+
+
+def test_lone_surrogates_still_make_valid_json():
+    for era in (mcp_min._Era(), mcp_min._Era("2026-07-28", True, {}, {})):
+        line = era.encode(mcp_min._request(1, "m", {"s": "a\ud800b"}))
+        assert json.loads(line)["params"]["s"] == "a\ud800b"
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -float("inf"), {"x": [1, float("nan")]}])
+def test_nan_and_infinity_are_refused(value):
+    for era in (mcp_min._Era(), mcp_min._Era("2026-07-28", True, {}, {})):
+        with pytest.raises(ValueError, match="NaN and Infinity"):
+            era.encode(mcp_min._request(1, "m", {"v": value}))
+
+
+def test_decode_refuses_what_would_kill_a_reader():
+    with pytest.raises(ValueError):
+        mcp_min._decode(b"[" * 100000)
+    with pytest.raises(ValueError):
+        mcp_min._decode(b"\xff\xfe")
+    assert mcp_min._decode(b'{"a":"\xe2\x80\xa8"}') == {"a": "\u2028"}
+
+
+# ---------------------------------------------------------------------------
+# Timeouts
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("value, expected", [
+    (mcp_min._DEFAULT, "default"), (None, None), (float("inf"), None), (2, 2.0), (0.25, 0.25),
+    (1e12, mcp_min.LONGEST_WAIT),
+])
+def test_timeout_arguments(value, expected):
+    assert mcp_min._timeout_arg(value, "default") == expected
+
+
+@pytest.mark.parametrize("value", [0, -1, float("nan"), True, "5", [1]])
+def test_bad_timeout_arguments(value):
+    with pytest.raises(ValueError, match="timeout"):
+        mcp_min._timeout_arg(value)
+
+
+# ---------------------------------------------------------------------------
+# Routing and futures
+# ---------------------------------------------------------------------------
+
+def make_dispatcher():
+    seen = {"requests": [], "notifications": []}
+    d = mcp_min._Dispatcher(seen["requests"].append, lambda m, p: seen["notifications"].append((m, p)))
+    return d, seen
+
+
+def settle(fut, answer):
+    if isinstance(answer, Exception):
+        raise answer
+    return answer
+
+
+def pending(d, method="m", timeout=5.0):
+    fut = mcp_min.Future(d.next_id(), method, {}, timeout, None, settle, lambda f, r: d.withdraw(f.id) is not None)
+    d.add(fut)
+    return fut
+
+
+def test_dispatcher_routes_answers_requests_notifications_and_batches():
+    d, seen = make_dispatcher()
+    a, b = pending(d), pending(d)
+    d.receive([{"jsonrpc": "2.0", "id": b.id, "result": {"n": 2}},
+               {"jsonrpc": "2.0", "id": "s1", "method": "ping"},
+               {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progress": 1}}])
+    assert b.done() and not a.done()
+    assert b.result() == {"jsonrpc": "2.0", "id": b.id, "result": {"n": 2}}
+    assert seen["requests"] == [{"jsonrpc": "2.0", "id": "s1", "method": "ping"}]
+    assert seen["notifications"] == [("notifications/progress", {"progress": 1})]
+
+
+@pytest.mark.parametrize("msg", [
+    5, "x", None, {"jsonrpc": "2.0", "id": 99, "result": {}}, {"id": True, "result": {}},
+    {"id": 1.0, "result": {}}, {"method": 5}, {"id": [1], "method": "ping"}, {"method": "n", "params": [1]},
+])
+def test_dispatcher_ignores_what_it_cannot_route(msg):
+    d, seen = make_dispatcher()
+    fut = pending(d)
+    d.receive(msg)
+    assert not fut.done() and not seen["requests"]
+    assert seen["notifications"] in ([], [("n", {})])
+
+
+def test_closed_fails_pending_and_later_requests():
+    d, _ = make_dispatcher()
+    fut = pending(d, "tools/call")
+    d.closed(mcp_min.ConnectionClosed("server 'x' exited with code 3", 3, ["boom"], "; last stderr lines: boom"))
+    with pytest.raises(mcp_min.ConnectionClosed, match="exited with code 3 before answering tools/call") as info:
+        fut.result()
+    assert info.value.returncode == 3 and info.value.stderr == ["boom"]
+    with pytest.raises(mcp_min.ConnectionClosed):
+        pending(d)
+
+
+def test_future_deadline_withdraws_and_a_second_result_does_not_block():
+    d, _ = make_dispatcher()
+    fut = pending(d, timeout=0.05)
+    with pytest.raises(mcp_min.RequestTimeout):
+        fut.result()
+    assert not d.is_pending(fut.id)
+    with pytest.raises(mcp_min.RequestTimeout):
+        fut.result()  # settled once; the same outcome again
+
+
+def test_future_result_from_many_threads_settles_once():
+    d, _ = make_dispatcher()
+    settled = []
+    fut = mcp_min.Future(d.next_id(), "m", {}, 5.0, None, lambda f, a: settled.append(a) or len(settled),
+                         lambda f, r: d.withdraw(f.id))
+    d.add(fut)
+    out = []
+    threads = [threading.Thread(target=lambda: out.append(fut.result())) for _ in range(8)]
+    for t in threads:
+        t.start()
+    d.receive({"jsonrpc": "2.0", "id": fut.id, "result": {}})
+    for t in threads:
+        t.join(5)
+    assert out == [1] * 8 and len(settled) == 1
+
+
+def test_local_wait_does_not_cancel():
+    d, _ = make_dispatcher()
+    fut = pending(d)
+    with pytest.raises(mcp_min.RequestTimeout, match="still waiting"):
+        fut.result(0)
+    assert d.is_pending(fut.id)
+    d.receive({"jsonrpc": "2.0", "id": fut.id, "result": {"ok": 1}})
+    assert fut.result()["result"] == {"ok": 1}
+
+
+# ---------------------------------------------------------------------------
+# Server-sent events (WHATWG rules)
+# ---------------------------------------------------------------------------
+
+def sse(*lines):
+    parser, events = mcp_min._SseParser(), []
+    for line in lines:
+        events.extend(parser.feed(line))
+    return parser, events
+
+
+def test_sse_events_fields_and_line_ends():
+    parser, events = sse(b"data: a\n", b"data:b\r\n", b"\n", b": comment\n", b"event: endpoint\n",
+                         b"data: /x\n", b"id: 7\n", b"retry: 1500\n", b"\r\n", b"id: only\n", b"\n",
+                         b"data: c\rdata: d\r\r")
+    assert events == [("message", "a\nb"), ("endpoint", "/x"), ("message", "c\nd")]
+    assert parser.last_id == "only" and parser.retry_ms == 1500
+
+
+def test_sse_ignores_bad_fields():
+    parser, events = sse(b"retry: soon\n", b"id: a\0b\n", b"unknown: x\n", b"data\n", b"\n")
+    assert parser.retry_ms is None and parser.last_id is None
+    assert events == [("message", "")] or events == []
+
+
+def test_sse_oversized_event_is_dropped_not_buffered(monkeypatch):
+    monkeypatch.setattr(mcp_min, "MAX_MESSAGE_BYTES", 100)
+    parser, events = sse(*([b"data: " + b"x" * 30 + b"\n"] * 10 + [b"\n", b"data: ok\n", b"\n"]))
+    assert events == [("message", "ok")]
+    assert parser._size == 0 and parser._data == []
+
+
+# ---------------------------------------------------------------------------
+# Headers, versions, tool values, commands
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("value, header", [
+    ("eu-west", "eu-west"), (True, "true"), (42, "42"), ("Zürich", "=?base64?WsO8cmljaA==?="),
+    (" padded", "=?base64?IHBhZGRlZA==?="), ("a\nb", "=?base64?YQpi?="), ("=?base64?x?=", "=?base64?PT9iYXNlNjQ/eD89?="),
+])
+def test_header_value_encoding(value, header):
+    assert mcp_min._header_value(value) == header
+
+
+@pytest.mark.parametrize("schema, found", [
+    ({"properties": {"r": {"type": "string", "x-mcp-header": "Region"}}}, [(("r",), "Region")]),
+    ({"properties": {"o": {"type": "object", "properties": {"d": {"type": "boolean", "x-mcp-header": "D"}}}}},
+     [(("o", "d"), "D")]),
+    ({"properties": {"n": {"type": "number", "x-mcp-header": "N"}}}, "of type"),
+    ({"properties": {"a": {"type": "string", "x-mcp-header": "X"}, "b": {"type": "string", "x-mcp-header": "x"}}},
+     "used twice"),
+    ({"properties": {"a": {"type": "string", "x-mcp-header": "Bad Name"}}}, "not a valid header name"),
+    ({"properties": {"xs": {"type": "array", "items": {"type": "string", "x-mcp-header": "I"}}}}, "not reachable"),
+    ({"properties": 5}, []),
+])
+def test_x_mcp_header_markings(schema, found):
+    tool = {"name": "t", "inputSchema": dict(schema, type="object")}
+    if isinstance(found, str):
+        with pytest.raises(ValueError, match=found):
+            mcp_min._param_headers(tool)
+    else:
+        assert mcp_min._param_headers(tool) == found
+
+
+def test_param_headers_follow_the_table():
+    era = mcp_min._Era("2026-07-28", True, {}, {})
+    era.tool_headers = {"route": [(("region",), "Region"), (("o", "dry"), "Dry")]}
+    assert era.param_headers({"name": "route", "arguments": {"region": "eu", "o": {"dry": False}}}) == {
+        "Mcp-Param-Region": "eu", "Mcp-Param-Dry": "false"}
+    assert era.param_headers({"name": "route", "arguments": {"o": 5}}) == {}
+    assert era.param_headers({"name": "other"}) is None
+
+
+@pytest.mark.parametrize("supported, chosen", [
+    (["2026-07-28", "2025-11-25"], "2026-07-28"), (["2025-06-18", "2024-11-05"], "2025-06-18"),
+    (["1999-01-01", "2024-11-05"], "2024-11-05"), ([5, None, "2025-03-26"], "2025-03-26"),
+])
+def test_version_choice(supported, chosen):
+    assert mcp_min._choose_version(supported) == chosen
+
+
+def test_no_version_in_common():
+    with pytest.raises(McpError, match="no protocol version in common"):
+        mcp_min._choose_version(["1999-01-01"])
+
+
+@pytest.mark.parametrize("result, value", [
+    ({"content": [], "structuredContent": {"result": 5}}, 5),
+    ({"content": [], "structuredContent": {"a": 1, "b": 2}}, {"a": 1, "b": 2}),
+    ({"content": [], "structuredContent": [1, 2]}, [1, 2]),
+    ({"content": [{"type": "text", "text": "hi"}]}, "hi"),
+    ({"content": [{"type": "image", "data": "x"}]}, [{"type": "image", "data": "x"}]),
+    ({}, []),
+])
+def test_tool_values(result, value):
+    assert mcp_min._tool_value(result) == value
+
+
+@pytest.mark.parametrize("result", [{"content": 5}, {"content": "text"}, {"content": {"a": 1}}])
+def test_malformed_tool_results_are_mcp_errors(result):
+    with pytest.raises(McpError, match="content"):
+        mcp_min._tool_value(result)
+
+
+def test_tool_error_carries_the_text_and_result():
+    result = {"isError": True, "content": [{"type": "text", "text": "bad"}, {"type": "text", "text": 5}, 7]}
+    with pytest.raises(mcp_min.ToolError, match="bad\n5") as info:
+        mcp_min._tool_value(result)
+    assert info.value.result is result
+
+
+@pytest.mark.parametrize("command, argv", [
+    ("npx -y @scope/server", ["npx", "-y", "@scope/server"]),
+    (r'"C:\Program Files\node.exe" a\\b "c d"', [r"C:\Program Files\node.exe", r"a\\b", "c d"]),
+    (r'a\"b', ['a"b']), (r'"a\\"b', ["a\\b"]), (r'a\\\"b', ['a\\"b']), ('"x""y"', ['x"y']),
+    ('a  b\t"" c', ["a", "b", "", "c"]), ("", []),
+])
+def test_windows_command_line_splitting(command, argv):
+    assert mcp_min._split_windows(command) == argv
+
+
+@pytest.mark.parametrize("headers, problem", [
+    ({"Authorization": "Bearer tok\n"}, None), ({"Bad Name": "x"}, "not a valid"), ({"X": "a\r\nb"}, "line break"),
+    ({"X": 5}, "must be a string"),
+])
+def test_caller_headers_are_checked_and_never_echo_values(headers, problem):
+    if problem is None:
+        assert mcp_min._clean_headers(headers) == {"Authorization": "Bearer tok"}
+        return
+    with pytest.raises(ValueError, match=problem) as info:
+        mcp_min._clean_headers(headers)
+    assert "a\r\nb" not in str(info.value)
+
+
+@pytest.mark.parametrize("sid, ok", [("abc-123", True), ("a b", False), ("", False), ("é", False), ("x\n", False)])
+def test_session_ids_must_be_visible_ascii(sid, ok):
+    assert mcp_min._valid_session_id(sid) is ok
+
+
+def test_every_exception_pickles_and_copies_with_its_attributes():
+    samples = [
+        mcp_min.McpError("m"), RequestError(-32602, "bad", {"x": 1}, "tools/call"),
+        mcp_min.ResourceNotFound(-32002, "gone", None, "resources/read"), mcp_min.ToolError("t", {"isError": True}),
+        mcp_min.ConnectionClosed("dead", 3, ["a"], "; tail"), mcp_min.RequestTimeout("late"),
+        mcp_min.RequestCancelled("no"), mcp_min.HttpError("http://x", 502, "body", "for m"),
+        mcp_min.AuthRequired("http://x", 401, "", {"scope": "a b", "resource_metadata": "http://m"}),
+        mcp_min.AuthError("oauth", "invalid_grant", "expired"),
+    ]
+    for error in samples:
+        for twin in (pickle.loads(pickle.dumps(error)), copy.copy(error), copy.deepcopy(error)):
+            assert type(twin) is type(error) and str(twin) == str(error)
+            assert vars(twin) == vars(error)
+    assert isinstance(samples[5], TimeoutError)
+
+
+# ---------------------------------------------------------------------------
+# The session over an in-memory transport
+# ---------------------------------------------------------------------------
+
+class MemoryTransport(mcp_min._Transport):
+    """A transport whose server is ``serve(msg) -> list of messages`` called inline."""
+
+    kind = "memory"
+    name = "memory server"
+
+    def __init__(self, serve):
+        self.serve = serve
+        self.sent = []
+        self.era = []
+
+    def configure(self, version, modern):
+        self.era.append((version, modern))
+
+    def send(self, msg, data, deadline=None, wait_here=False, headers=None):
+        self.sent.append(json.loads(data))
+        for out in self.serve(json.loads(data)) or ():
+            self._router.receive(out)
+
+    def close(self):
+        pass
+
+
+def session_with(serve, **kwargs):
+    transports = []
+
+    def make(events):
+        transports.append(MemoryTransport(serve))
+        return transports[-1]
+
+    session = mcp_min._Session(make, **kwargs)
+    session.connect()
+    return session, transports
+
+
+def modern_server(tools_call=None):
+    def serve(msg):
+        method, params = msg.get("method"), msg.get("params") or {}
+        if "id" not in msg:
+            return []
+        if params.get("_meta", {}).get(META + "protocolVersion") != "2026-07-28":
+            return [{"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32022, "message": "version"}}]
+        if method == "server/discover":
+            result = {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}, "resultType": "complete"}
+        elif method == "tools/call":
+            result = tools_call(params)
+        else:
+            return [{"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": "no"}}]
+        return [{"jsonrpc": "2.0", "id": msg["id"], "result": result}]
+    return serve
+
+
+def legacy_server(msg):
+    if msg.get("method") == "server/discover":
+        return [{"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": "Method not found"}}]
+    if msg.get("method") == "initialize":
+        return [{"jsonrpc": "2.0", "id": msg["id"], "result": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "serverInfo": {"name": "old"}}}]
+    if msg.get("method") == "tools/call":
+        return [{"jsonrpc": "2.0", "id": msg["id"], "result": {"content": [], "structuredContent": {"ok": 1}}}]
+    return []
+
+
+def test_negotiation_modern_in_memory():
+    session, (transport,) = session_with(modern_server())
+    assert session.protocol_version == "2026-07-28" and session.modern
+    assert transport.era[-1] == ("2026-07-28", True)
+    assert [m["method"] for m in transport.sent] == ["server/discover"]
+
+
+def test_negotiation_falls_back_to_the_handshake_in_memory():
+    session, (transport,) = session_with(legacy_server)
+    assert session.protocol_version == "2025-06-18" and not session.modern
+    assert [m.get("method") for m in transport.sent] == ["server/discover", "initialize", "notifications/initialized"]
+    assert transport.era[-1] == ("2025-06-18", False)
+    assert "_meta" not in transport.sent[1]["params"]
+
+
+def test_input_rounds_in_memory_echo_state_and_use_new_ids():
+    def tools_call(params):
+        if "inputResponses" not in params:
+            return {"resultType": "input_required", "requestState": "s1",
+                    "inputRequests": {"who": {"method": "elicitation/create", "params": {"message": "?",
+                                                                                         "requestedSchema": {}}}}}
+        return {"resultType": "complete", "content": [], "structuredContent": {
+            "got": params["inputResponses"], "state": params.get("requestState")}}
+
+    session, (transport,) = session_with(modern_server(tools_call),
+                                         elicitation=lambda p: {"action": "accept", "content": {"n": 1}})
+    value = session.request("tools/call", {"name": "t", "arguments": {}}, finish=mcp_min._tool_value)
+    assert value == {"got": {"who": {"action": "accept", "content": {"n": 1}}}, "state": "s1"}
+    calls = [m for m in transport.sent if m["method"] == "tools/call"]
+    assert len(calls) == 2 and calls[0]["id"] != calls[1]["id"]
+
+
+@pytest.mark.parametrize("answer, problem", [
+    ({"resultType": "input_required", "inputRequests": [1]}, "inputRequests"),
+    ({"resultType": "mystery"}, "resultType 'mystery'"),
+    ({"resultType": "input_required", "inputRequests": {"k": {"method": "sampling/createMessage"}}}, "cannot give"),
+])
+def test_malformed_rounds_are_mcp_errors(answer, problem):
+    session, _ = session_with(modern_server(lambda params: answer))
+    with pytest.raises(McpError, match=problem):
+        session.request("tools/call", {"name": "t"})
+
+
+def test_array_params_are_refused_not_corrupted():
+    session, (transport,) = session_with(modern_server())
+    before = len(transport.sent)
+    with pytest.raises(ValueError, match="params must be a dict"):
+        session.submit("x", [1, 2])
+    assert len(transport.sent) == before and not session.dispatcher._pending
+
+
+def test_a_failing_send_settles_the_future():
+    class Broken(MemoryTransport):
+        def send(self, msg, data, deadline=None, wait_here=False, headers=None):
+            if msg.get("method") == "tools/call":
+                raise RuntimeError("bug in a transport")
+            MemoryTransport.send(self, msg, data, deadline, wait_here, headers)
+
+    session = mcp_min._Session(lambda events: Broken(legacy_server))
+    session.connect()
+    fut = session.submit("tools/call", {"name": "t"})
+    with pytest.raises(mcp_min.ConnectionClosed, match="bug in a transport"):
+        fut.result()
+    assert not session.dispatcher._pending
+
+
+@pytest.mark.parametrize("result", [{"tools": 5}, {"tools": [], "nextCursor": [1]}, {"tools": [], "ttlMs": 10 ** 400}])
+def test_malformed_lists(result):
+    def serve(msg):
+        if msg.get("method") == "tools/list":
+            return [{"jsonrpc": "2.0", "id": msg["id"], "result": dict(result, resultType="complete")}]
+        return modern_server()(msg)
+
+    session, _ = session_with(serve)
+    if "ttlMs" in result:
+        assert session.list_all("tools/list", "tools") == []  # a huge TTL is just "long"
+    else:
+        with pytest.raises(McpError):
+            session.list_all("tools/list", "tools")
+
+
