@@ -8,7 +8,6 @@ import logging
 import os
 import subprocess
 import sys
-import textwrap
 import threading
 import time
 
@@ -21,264 +20,17 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CALC = [sys.executable, os.path.join(HERE, "examples", "calc.py")]
 PY = sys.executable
 
-# A scriptable misbehaving server.  Its behaviour comes as JSON in argv[1]:
-#   discover: "error" (-32601, default) | "silent" | "die" | "result" (a 2026 server) | "invalid-params"
-#   version:  what initialize answers (default: echo the request)
-#   init:     "silent" | "exit" (exit code 4 with a stderr line) | "error-supported"
-#   garbage, crlf, dribble: how answers are written; reorder: answer N requests in reverse order
-#   log: a file where every received line is appended
-FAKE = textwrap.dedent(r'''
-    import json, os, sys, threading, time
-    cfg = json.loads(sys.argv[1])
-    out = sys.stdout.buffer
-    lock = threading.Lock()
-    waiting = {}      # id of our request to the client -> Event, answer
-    held = []         # requests held back for out-of-order answers
-    flooded = set()   # answered ids of the ping flood
-    logf = open(cfg["log"], "a") if cfg.get("log") else None
-    if cfg.get("startup_stderr"):
-        sys.stderr.write(cfg["startup_stderr"] + "\n"); sys.stderr.flush()
-    if cfg.get("exit_at_start") is not None:
-        sys.exit(cfg["exit_at_start"])
-
-    def write(obj):
-        data = json.dumps(obj).encode() + (b"\r\n" if cfg.get("crlf") else b"\n")
-        with lock:
-            if cfg.get("garbage"):
-                out.write(b"this is not json\n\n   \n{\"half\": \n")
-            if cfg.get("dribble"):
-                for i in range(0, len(data), 3):
-                    out.write(data[i:i + 3]); out.flush(); time.sleep(0.0005)
-            else:
-                out.write(data)
-            out.flush()
-
-    def answer(mid, result=None, error=None):
-        msg = {"jsonrpc": "2.0", "id": mid}
-        if error is not None:
-            msg["error"] = error
-        else:
-            msg["result"] = result
-        write(msg)
-
-    def ask(method, params=None):
-        rid = "srv-%d" % len(waiting)
-        ev = threading.Event()
-        waiting[rid] = [ev, None]
-        msg = {"jsonrpc": "2.0", "id": rid, "method": method}
-        if params is not None:
-            msg["params"] = params
-        write(msg)
-        ev.wait(10)
-        return waiting[rid][1]
-
-    def tool(mid, name, args, meta):
-        if name == "echo":
-            return answer(mid, {"content": [{"type": "text", "text": json.dumps(args)}], "structuredContent": args})
-        if name == "text":
-            return answer(mid, {"content": [{"type": "text", "text": args["text"]}]})
-        if name == "big":
-            return answer(mid, {"content": [{"type": "text", "text": "x" * args["n"]}]})
-        if name == "crash":
-            sys.stderr.write("fatal: the tool crashed\n"); sys.stderr.flush()
-            os._exit(3)
-        if name == "malformed":
-            for params in ({"progressToken": [1], "progress": 1}, {"_meta": [1]}, {"requestId": {}}):
-                write({"jsonrpc": "2.0", "method": "notifications/progress", "params": params})
-                write({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params})
-            write({"jsonrpc": "2.0", "method": 5})
-            return answer(mid, {"content": [{"type": "text", "text": "survived"}]})
-        if name == "killed":
-            os.kill(os.getpid(), 9)
-        if name == "sleep":
-            time.sleep(args["s"])
-            return answer(mid, {"content": [{"type": "text", "text": "slept"}]})
-        if name == "never":
-            return
-        if name == "progress":
-            for i in range(1, 4):
-                write({"jsonrpc": "2.0", "method": "notifications/progress",
-                       "params": {"progressToken": meta.get("progressToken"), "progress": i, "total": 3,
-                                  "message": "step %d" % i}})
-            return answer(mid, {"content": [{"type": "text", "text": "done"}]})
-        if name == "log":
-            write({"jsonrpc": "2.0", "method": "notifications/message",
-                   "params": {"level": "warning", "logger": "fake", "data": "careful"}})
-            write({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
-            return answer(mid, {"content": [{"type": "text", "text": "logged"}]})
-        if name == "ask":
-            reply = ask(args["method"], args.get("params"))
-            return answer(mid, {"content": [{"type": "text", "text": json.dumps(reply)}], "structuredContent": reply})
-        if name == "flood":
-            for i in range(args["n"]):
-                write({"jsonrpc": "2.0", "id": "flood-%d" % i, "method": "ping"})
-            for i in range(args.get("notes", 0)):
-                write({"jsonrpc": "2.0", "method": "notifications/message",
-                       "params": {"level": "info", "data": i}})
-            deadline = time.time() + 20
-            while len(flooded) < args["n"] and time.time() < deadline:
-                time.sleep(0.01)
-            return answer(mid, {"content": [], "structuredContent": {"answered": len(flooded)}})
-        if name == "env":
-            return answer(mid, {"content": [], "structuredContent": {k: os.environ.get(k) for k in args["keys"]}})
-        return answer(mid, error={"code": -32602, "message": "unknown tool " + name})
-
-    listing = [0]
-
-    def version_of(params):
-        return (params.get("_meta") or {}).get("io.modelcontextprotocol/protocolVersion")
-
-    def modern(result):
-        result.setdefault("resultType", "complete")
-        return result
-
-    def serve_modern(mid, method, params):
-        if version_of(params) != "2026-07-28":
-            return answer(mid, error={"code": -32022, "message": "unsupported",
-                                      "data": {"supported": ["2026-07-28"], "requested": version_of(params)}})
-        if method == "tools/list":
-            listing[0] += 1
-            return answer(mid, modern({"tools": [{"name": "v%d" % listing[0], "inputSchema": {"type": "object"}}],
-                                       "ttlMs": cfg.get("ttl", 0), "cacheScope": "private"}))
-        if method == "resources/read":
-            return answer(mid, error={"code": -32602, "message": "Resource not found", "data": {"uri": params["uri"]}})
-        if method == "subscriptions/listen" and cfg.get("listen_error"):
-            return answer(mid, error={"code": -32601, "message": "no subscriptions here"})
-        if method == "subscriptions/listen":
-            sub = {"io.modelcontextprotocol/subscriptionId": mid}
-            wanted = params.get("notifications") or {}
-            write({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
-                   "params": {"notifications": wanted, "_meta": sub}})
-            write({"jsonrpc": "2.0", "method": "notifications/tools/list_changed", "params": {"_meta": sub}})
-            return
-        if method == "tools/call":
-            name, args = params["name"], params.get("arguments") or {}
-            responses, state = params.get("inputResponses"), params.get("requestState")
-            if name == "ask_input":
-                rounds = int(state.split("-")[1]) if state else 0
-                if rounds < args.get("rounds", 1):
-                    asks = {"who": {"method": "elicitation/create", "params": {
-                        "mode": "form", "message": "who?", "requestedSchema": {
-                            "type": "object", "properties": {"name": {"type": "string"}}}}},
-                            "where": {"method": "roots/list"}}
-                    return answer(mid, {"resultType": "input_required", "inputRequests": asks,
-                                        "requestState": "st-%d" % (rounds + 1)})
-                return answer(mid, modern({"content": [], "structuredContent": {
-                    "responses": responses, "state": state}}))
-            if name == "ask_forever":
-                return answer(mid, {"resultType": "input_required", "requestState": "again"})
-            if name == "odd_result":
-                return answer(mid, {"resultType": "task", "taskId": "t1"})
-            return answer(mid, modern({"content": [{"type": "text", "text": json.dumps(args)}],
-                                       "structuredContent": args}))
-        return answer(mid, error={"code": -32601, "message": "Method not found: " + method})
-
-    def handle(msg):
-        method, mid = msg.get("method"), msg.get("id")
-        params = msg.get("params") or {}
-        if method not in (None, "server/discover") and version_of(params) and cfg.get("discover") == "modern":
-            if mid is not None:
-                serve_modern(mid, method, params)
-            return
-        if method is None:
-            if str(mid).startswith("flood-"):
-                flooded.add(mid)
-            if mid in waiting:
-                waiting[mid][1] = msg
-                waiting[mid][0].set()
-            return
-        if method == "server/discover":
-            mode = cfg.get("discover", "error")
-            if mode == "silent":
-                return
-            if mode == "die":
-                sys.stderr.write("unknown method, bye\n"); sys.stderr.flush()
-                os._exit(1)
-            if mode == "invalid-params":
-                return answer(mid, error={"code": -32602, "message": "not initialized"})
-            if mode == "result-no-versions":
-                return answer(mid, {})
-            if mode == "modern":
-                return answer(mid, modern({"supportedVersions": ["2026-07-28", "2025-11-25"],
-                                           "capabilities": {"tools": {"listChanged": True}},
-                                           "instructions": "stateless", "ttlMs": 1000, "cacheScope": "public",
-                                           "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "modern-fake",
-                                                                                            "version": "2"}}}))
-            if mode == "legacy-only":
-                return answer(mid, {"supportedVersions": ["2025-06-18"], "capabilities": {}})
-            if mode.startswith("unsupported:"):
-                return answer(mid, error={"code": -32022, "message": "Unsupported protocol version",
-                                          "data": {"supported": mode.split(":", 1)[1].split(","),
-                                                   "requested": version_of(params)}})
-            if mode == "header-mismatch":
-                return answer(mid, error={"code": -32020, "message": "header mismatch"})
-            return answer(mid, error={"code": -32601, "message": "Method not found"})
-        if method == "initialize":
-            mode = cfg.get("init")
-            if mode == "silent":
-                return
-            if mode == "exit":
-                sys.stderr.write("cannot initialize: missing API key\n"); sys.stderr.flush()
-                sys.exit(4)
-            requested = params.get("protocolVersion")
-            if mode == "error-supported" and requested != "2025-03-26":
-                return answer(mid, error={"code": -32602, "message": "Unsupported protocol version",
-                                          "data": {"supported": ["2025-03-26"], "requested": requested}})
-            return answer(mid, {"protocolVersion": cfg.get("version", requested),
-                                "capabilities": {"tools": {"listChanged": True}, "logging": {}},
-                                "serverInfo": {"name": "fake", "version": "9"}, "instructions": "be nice"})
-        if mid is None:
-            return
-        if method == "ping":
-            return answer(mid, {})
-        if method == "tools/list":
-            cursor = params.get("cursor")
-            page = int(cursor) if cursor and cursor.isdigit() else 0
-            pages = cfg.get("pages", 1)
-            result = {"tools": [{"name": "t%d" % page, "inputSchema": {"type": "object"}}]}
-            if cfg.get("loop_cursor"):
-                result["nextCursor"] = "same"
-            elif page + 1 < pages:
-                result["nextCursor"] = str(page + 1)
-            return answer(mid, result)
-        if method == "tools/call":
-            if cfg.get("reorder"):
-                held.append(msg)
-                if len(held) == cfg["reorder"]:
-                    for m in reversed(held):
-                        tool(m["id"], m["params"]["name"], m["params"].get("arguments") or {}, {})
-                return
-            args = dict(params.get("arguments") or {})
-            threading.Thread(target=tool, args=(mid, params["name"], args, params.get("_meta") or {})).start()
-            return
-        if method in ("resources/subscribe", "resources/unsubscribe"):
-            return answer(mid, {})
-        return answer(mid, error={"code": -32601, "message": "Method not found: " + method})
-
-    for line in sys.stdin.buffer:
-        if logf:
-            logf.write(line.decode()); logf.flush()
-        if not line.strip():
-            continue
-        handle(json.loads(line))
-        if cfg.get("stall") and (b"notifications/initialized" in line or b"server/discover" in line):
-            time.sleep(60)  # stop reading stdin, alive
-''')
+FAKE_SERVER = os.path.join(HERE, "tests", "fake_server.py")  # its behaviours are listed in its docstring
 
 
-@pytest.fixture(scope="session")
-def fake_path(tmp_path_factory):
-    path = tmp_path_factory.mktemp("servers") / "fake_server.py"
-    path.write_text(FAKE)
-    return str(path)
 
 
 @pytest.fixture
-def fake(fake_path, tmp_path):
-    """fake(**cfg) -> argv of the scriptable server; cfg["log"] is set to a file in tmp_path."""
+def fake(tmp_path):
+    """fake(**cfg) -> argv of tests/fake_server.py; cfg["log"] is set to a file in tmp_path."""
     def make(**cfg):
         cfg.setdefault("log", str(tmp_path / "received.jsonl"))
-        return [PY, fake_path, json.dumps(cfg)]
+        return [PY, FAKE_SERVER, json.dumps(cfg)]
     return make
 
 
@@ -409,7 +161,7 @@ def test_probe_falls_back_to_handshake(fake, tmp_path, mode):
 
 
 # ---------------------------------------------------------------------------
-# Bad input
+# A server that fails: cannot start, dies, crashes, stops reading
 # ---------------------------------------------------------------------------
 
 def test_command_not_found_names_the_command():
@@ -472,6 +224,19 @@ def test_server_that_stops_reading_stdin(fake):
     c.close()
 
 
+def test_stdio_stalled_server_cannot_block_listen_or_close(fake):
+    c = Client(fake(discover="modern", stall=True), timeout=1.0)
+    sub = c.listen(resource_uris=["file:///%s" % ("x" * 1000)] * 5000)  # more than a pipe holds
+    assert sub.ended.wait(10) and isinstance(sub.error, McpError)
+    start = time.monotonic()
+    c.close()
+    assert time.monotonic() - start < 10
+
+
+# ---------------------------------------------------------------------------
+# What the server writes: junk, dribbles, large and malformed messages, floods
+# ---------------------------------------------------------------------------
+
 def test_garbage_blank_and_crlf_lines_are_skipped(fake):
     with Client(fake(garbage=True, crlf=True)) as c:
         assert c.call("echo", a=1) == {"a": 1}
@@ -488,6 +253,29 @@ def test_20_mb_message(fake):
         assert len(c.call("big", n=20 * 1024 * 1024)) == 20 * 1024 * 1024
         assert c.call("echo", after=True) == {"after": True}
 
+
+def test_malformed_notifications_are_ignored(fake):
+    with Client(fake()) as c:
+        assert c.call("malformed", progress=lambda *a: None) == "survived"
+        assert c.call("echo", ok=1) == {"ok": 1}
+
+
+def test_request_and_notification_floods_stay_bounded(fake):
+    peak, before = [0], threading.active_count()
+
+    def watch(level, logger, data):  # runs while the flood is being answered
+        peak[0] = max(peak[0], threading.active_count() - before)
+
+    with Client(fake(), on_log=watch) as c:
+        assert c.call("flood", n=2000, notes=2000) == {"answered": 2000}
+        assert c.call("echo", after=1) == {"after": 1}  # still usable
+    # reader, stderr, events and overflow workers, plus at most MAX_ANSWER_THREADS answering
+    assert 0 < peak[0] <= mcp_min.MAX_ANSWER_THREADS + 4
+
+
+# ---------------------------------------------------------------------------
+# Requests: concurrency, timeouts, cancellation, close, progress
+# ---------------------------------------------------------------------------
 
 def test_out_of_order_replies_to_16_threads(fake):
     with Client(fake(reorder=16)) as c:
@@ -519,53 +307,39 @@ def test_timeout_cancels_and_client_stays_usable(fake, tmp_path):
     assert cancel["params"]["requestId"] == call_id
 
 
-def test_server_requests_in_the_middle_of_a_call(fake):
-    seen = []
-
-    def sampling(params):
-        seen.append(("sampling", params))
-        return {"role": "assistant", "content": {"type": "text", "text": "hi"}, "model": "m"}
-
-    def elicitation(params):
-        seen.append(("elicitation", params))
-        return {"action": "accept", "content": {"name": "Ada"}}
-
-    with Client(fake(), roots=["/tmp", "file:///srv/data"], sampling=sampling, elicitation=elicitation) as c:
-        assert c.call("ask", method="ping") == {"jsonrpc": "2.0", "id": "srv-0", "result": {}}
-        roots = c.call("ask", method="roots/list")["result"]["roots"]
-        assert [r["uri"] for r in roots] == ["file:///tmp", "file:///srv/data"]
-        sampled = c.call("ask", method="sampling/createMessage", params={"messages": [], "maxTokens": 5})
-        assert sampled["result"]["model"] == "m"
-        elicited = c.call("ask", method="elicitation/create", params={"message": "name?", "requestedSchema": {
-            "type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer", "default": 3}}}})
-        assert elicited["result"] == {"action": "accept", "content": {"name": "Ada", "age": 3}}
-        unknown = c.call("ask", method="something/else")
-        assert unknown["error"]["code"] == -32601
-    assert [kind for kind, _ in seen] == ["sampling", "elicitation"]
+def test_submit_pipelines_requests(fake):
+    with Client(fake()) as c:
+        futures = [c.submit("echo", i=i) for i in range(200)]
+        assert [f.result() for f in futures] == [{"i": i} for i in range(200)]
+        assert all(f.done() for f in futures)
+        slow = c.submit("never")
+        assert slow.cancel() is True
+        with pytest.raises(mcp_min.RequestCancelled):
+            slow.result()
 
 
-def test_request_and_notification_floods_stay_bounded(fake):
-    peak, before = [0], threading.active_count()
+def test_close_fails_pending_calls_at_once(fake):
+    c = Client(fake())
+    fut = c.submit("never", timeout=60)
+    closer = threading.Thread(target=c.close)
+    closer.start()
+    with pytest.raises(ConnectionClosed):
+        fut.result()
+    closer.join(10)
+    c.close()  # idempotent
+    with pytest.raises(ConnectionClosed):
+        c.call("echo")
 
-    def watch(level, logger, data):  # runs while the flood is being answered
-        peak[0] = max(peak[0], threading.active_count() - before)
 
-    with Client(fake(), on_log=watch) as c:
-        assert c.call("flood", n=2000, notes=2000) == {"answered": 2000}
-        assert c.call("echo", after=1) == {"after": 1}  # still usable
-    # reader, stderr, events and overflow workers, plus at most MAX_ANSWER_THREADS answering
-    assert 0 < peak[0] <= mcp_min.MAX_ANSWER_THREADS + 4
-
-
-def test_undeclared_and_failing_callbacks_answer_errors(fake):
-    def broken(params):
-        raise RuntimeError("user said no")
-
-    with Client(fake(), sampling=broken) as c:
-        failed = c.call("ask", method="sampling/createMessage", params={"messages": [], "maxTokens": 1})
-        assert failed["error"]["code"] == -32603 and "user said no" in failed["error"]["message"]
-        undeclared = c.call("ask", method="elicitation/create", params={"message": "x"})
-        assert undeclared["error"]["code"] == -32601
+def test_close_ends_a_pending_call_with_progress_at_once(fake):
+    c = Client(fake())
+    c.call("progress", progress=lambda *a: None)  # the callback worker is running
+    fut = c.submit("never", progress=lambda *a: None, timeout=30)
+    c.close()
+    start = time.monotonic()
+    with pytest.raises(ConnectionClosed):
+        fut.result()
+    assert time.monotonic() - start < 5
 
 
 def test_progress_log_and_notifications(fake):
@@ -594,17 +368,6 @@ def test_progress_callbacks_have_run_when_call_returns(fake):
         assert len(seen) == 3
 
 
-def test_tool_and_prompt_arguments_called_name(fake, tmp_path):
-    # Found against server-everything: its tools and prompts take an argument called "name".
-    with Client(fake()) as c:
-        assert c.call("echo", name="x.gz", timeout_s=1) == {"name": "x.gz", "timeout_s": 1}
-        assert c.submit("echo", name="y").result() == {"name": "y"}
-        with pytest.raises(RequestError):
-            c.get_prompt("greeting", name="Alice")
-    prompt = [m for m in received(tmp_path) if m.get("method") == "prompts/get"][0]
-    assert prompt["params"] == {"name": "greeting", "arguments": {"name": "Alice"}}
-
-
 def test_progress_token_only_with_a_callback(fake, tmp_path):
     with Client(fake()) as c:
         c.call("echo")
@@ -614,14 +377,15 @@ def test_progress_token_only_with_a_callback(fake, tmp_path):
     assert calls[1]["params"]["_meta"]["progressToken"] == calls[1]["id"]
 
 
-def test_environment_is_safe_by_default(fake, monkeypatch):
-    monkeypatch.setenv("MCP_MIN_SECRET", "hunter2")
-    keys = ["MCP_MIN_SECRET", "PATH", "EXTRA"]
-    with Client(fake(), env={"EXTRA": "yes"}) as c:
-        env = c.call("env", keys=keys)
-        assert env["MCP_MIN_SECRET"] is None and env["PATH"] and env["EXTRA"] == "yes"
-    with Client(fake(), inherit_env=True) as c:
-        assert c.call("env", keys=keys)["MCP_MIN_SECRET"] == "hunter2"
+def test_tool_and_prompt_arguments_called_name(fake, tmp_path):
+    # Found against server-everything: its tools and prompts take an argument called "name".
+    with Client(fake()) as c:
+        assert c.call("echo", name="x.gz", timeout_s=1) == {"name": "x.gz", "timeout_s": 1}
+        assert c.submit("echo", name="y").result() == {"name": "y"}
+        with pytest.raises(RequestError):
+            c.get_prompt("greeting", name="Alice")
+    prompt = [m for m in received(tmp_path) if m.get("method") == "prompts/get"][0]
+    assert prompt["params"] == {"name": "greeting", "arguments": {"name": "Alice"}}
 
 
 def test_pagination_follows_cursors(fake):
@@ -643,28 +407,58 @@ def test_wire_trace_logs_every_message(fake, caplog):
     assert any(l.startswith("<- ") and '{"x":1}' in l for l in lines)
 
 
-def test_submit_pipelines_requests(fake):
-    with Client(fake()) as c:
-        futures = [c.submit("echo", i=i) for i in range(200)]
-        assert [f.result() for f in futures] == [{"i": i} for i in range(200)]
-        assert all(f.done() for f in futures)
-        slow = c.submit("never")
-        assert slow.cancel() is True
-        with pytest.raises(mcp_min.RequestCancelled):
-            slow.result()
+# ---------------------------------------------------------------------------
+# Server requests: roots, sampling, elicitation, errors
+# ---------------------------------------------------------------------------
+
+def test_server_requests_in_the_middle_of_a_call(fake):
+    seen = []
+
+    def sampling(params):
+        seen.append(("sampling", params))
+        return {"role": "assistant", "content": {"type": "text", "text": "hi"}, "model": "m"}
+
+    def elicitation(params):
+        seen.append(("elicitation", params))
+        return {"action": "accept", "content": {"name": "Ada"}}
+
+    with Client(fake(), roots=["/tmp", "file:///srv/data"], sampling=sampling, elicitation=elicitation) as c:
+        assert c.call("ask", method="ping") == {"jsonrpc": "2.0", "id": "srv-0", "result": {}}
+        roots = c.call("ask", method="roots/list")["result"]["roots"]
+        assert [r["uri"] for r in roots] == ["file:///tmp", "file:///srv/data"]
+        sampled = c.call("ask", method="sampling/createMessage", params={"messages": [], "maxTokens": 5})
+        assert sampled["result"]["model"] == "m"
+        elicited = c.call("ask", method="elicitation/create", params={"message": "name?", "requestedSchema": {
+            "type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer", "default": 3}}}})
+        assert elicited["result"] == {"action": "accept", "content": {"name": "Ada", "age": 3}}
+        unknown = c.call("ask", method="something/else")
+        assert unknown["error"]["code"] == -32601
+    assert [kind for kind, _ in seen] == ["sampling", "elicitation"]
 
 
-def test_close_fails_pending_calls_at_once(fake):
-    c = Client(fake())
-    fut = c.submit("never", timeout=60)
-    closer = threading.Thread(target=c.close)
-    closer.start()
-    with pytest.raises(ConnectionClosed):
-        fut.result()
-    closer.join(10)
-    c.close()  # idempotent
-    with pytest.raises(ConnectionClosed):
-        c.call("echo")
+def test_undeclared_and_failing_callbacks_answer_errors(fake):
+    def broken(params):
+        raise RuntimeError("user said no")
+
+    with Client(fake(), sampling=broken) as c:
+        failed = c.call("ask", method="sampling/createMessage", params={"messages": [], "maxTokens": 1})
+        assert failed["error"]["code"] == -32603 and "user said no" in failed["error"]["message"]
+        undeclared = c.call("ask", method="elicitation/create", params={"message": "x"})
+        assert undeclared["error"]["code"] == -32601
+
+
+# ---------------------------------------------------------------------------
+# The server process: environment, nothing left behind
+# ---------------------------------------------------------------------------
+
+def test_environment_is_safe_by_default(fake, monkeypatch):
+    monkeypatch.setenv("MCP_MIN_SECRET", "hunter2")
+    keys = ["MCP_MIN_SECRET", "PATH", "EXTRA"]
+    with Client(fake(), env={"EXTRA": "yes"}) as c:
+        env = c.call("env", keys=keys)
+        assert env["MCP_MIN_SECRET"] is None and env["PATH"] and env["EXTRA"] == "yes"
+    with Client(fake(), inherit_env=True) as c:
+        assert c.call("env", keys=keys)["MCP_MIN_SECRET"] == "hunter2"
 
 
 def _children():
@@ -1182,6 +976,46 @@ def test_http_timeout_sends_cancel(http_fake):
         assert c.call("echo", after=1) == {"after": 1}
 
 
+def test_http_cut_short_streams_are_not_pooled(http_fake):
+    server = http_fake(sse=True, chunked=True)
+    logs = []
+    with Client(server.url, on_log=lambda *a: logs.append(a)) as c:
+        for i in range(1, 3):
+            fut = c.submit("stall", s=1.0)
+            assert wait_for(lambda: len(logs) == i)  # the stream is open
+            assert fut.cancel() is True
+        assert c.call("echo", after=1) == {"after": 1}
+
+
+def test_http_listen_that_gets_no_answer_ends_with_the_error(http_fake):
+    server = http_fake(ModernHttp, listen_silent=True)
+    with Client(server.url, timeout=1.0) as c:
+        sub = c.listen()
+        assert sub.ended.wait(10)
+        assert isinstance(sub.error, RequestTimeout)
+
+
+def test_legacy_sse_endpoint_on_another_origin_is_refused(http_fake):
+    server = http_fake(LegacySse, endpoint="http://localhost:9/steal")
+    with pytest.raises(ConnectionClosed, match="endpoint"):
+        Client(server.url, headers={"Authorization": "Bearer secret"}, timeout=5)
+
+
+def test_redirect_to_another_origin_drops_credentials(http_fake):
+    server = http_fake(redirect_get=True, get_stream=True)
+    with Client(server.url, headers={"Authorization": "Bearer secret"}):
+        assert wait_for(lambda: any(g[2].get("host", "").startswith("localhost") for g in server.requests("GET")))
+    redirected = [g for g in server.requests("GET") if g[2].get("host", "").startswith("localhost")]
+    assert redirected and "authorization" not in redirected[0][2]
+
+
+def test_legacy_sse_stream_survives_a_quiet_server(http_fake):
+    server = http_fake(LegacySse)
+    with Client(server.url, timeout=0.5) as c:
+        time.sleep(1.0)  # the scenario itself: longer than the read timeout, with nothing sent
+        assert c.call("echo", awake=True) == {"awake": True}
+
+
 # ---------------------------------------------------------------------------
 # 2026-07-28: negotiation, stateless _meta, input_required rounds, listen, caching
 # ---------------------------------------------------------------------------
@@ -1512,6 +1346,46 @@ def test_modern_http_header_mismatch_refetches_tools_once(http_fake):
         assert c.call("route", region="x")["mcp-param-region"] == "x"
     methods = [p[3].get("method") for p in server.requests("POST")]
     assert methods.count("tools/list") == 2 and methods.count("tools/call") == 2
+
+
+def test_result_from_two_threads_runs_input_rounds_once(fake):
+    asked = []
+
+    def elicitation(params):
+        asked.append(1)
+        time.sleep(0.1)
+        return {"action": "accept", "content": {"name": "Ada"}}
+
+    with Client(fake(discover="modern"), elicitation=elicitation, roots=["/srv"]) as c:
+        fut = c.submit("ask_input", rounds=1)
+        values = []
+        threads = [threading.Thread(target=lambda: values.append(fut.result())) for _ in range(2)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join(20)
+    assert len(values) == 2 and values[0] == values[1] and asked == [1]
+
+
+def test_rejected_listen_reports_its_error(fake):
+    with Client(fake(discover="modern", listen_error=True)) as c:
+        sub = c.listen()
+        assert sub.ended.wait(10)
+        assert isinstance(sub.error, RequestError) and sub.error.code == -32601
+
+
+def test_modern_http_cancel_before_the_answer_starts(http_fake):
+    server = http_fake(ModernHttp)  # answers JSON, after the tool's work: nothing arrives until then
+    with Client(server.url) as c:
+        fut = c.submit("slow", s=2.0)
+        assert wait_for(lambda: any(p[3].get("params", {}).get("name") == "slow" for p in server.requests("POST")))
+        start = time.monotonic()
+        assert fut.cancel() is True
+        with pytest.raises(mcp_min.RequestCancelled):
+            fut.result()
+        assert wait_for(lambda: server.answers.get("slow_aborted"), 1.5)  # the server saw the hang-up
+        assert time.monotonic() - start < 1.9  # before its work would have ended
+        assert c.call("route", region="y")["mcp-param-region"] == "y"
 
 
 # ---------------------------------------------------------------------------
@@ -2107,102 +1981,6 @@ def test_tls_failure_names_the_url(http_fake):
     assert url.rsplit("/", 1)[0] in str(info.value) and "SSL" in str(info.value).upper()
 
 
-# ---------------------------------------------------------------------------
-# Regressions from the code review
-# ---------------------------------------------------------------------------
-
-def test_http_cut_short_streams_are_not_pooled(http_fake):
-    server = http_fake(sse=True, chunked=True)
-    logs = []
-    with Client(server.url, on_log=lambda *a: logs.append(a)) as c:
-        for i in range(1, 3):
-            fut = c.submit("stall", s=1.0)
-            assert wait_for(lambda: len(logs) == i)  # the stream is open
-            assert fut.cancel() is True
-        assert c.call("echo", after=1) == {"after": 1}
-
-
-def test_http_listen_that_gets_no_answer_ends_with_the_error(http_fake):
-    server = http_fake(ModernHttp, listen_silent=True)
-    with Client(server.url, timeout=1.0) as c:
-        sub = c.listen()
-        assert sub.ended.wait(10)
-        assert isinstance(sub.error, RequestTimeout)
-
-
-def test_stdio_stalled_server_cannot_block_listen_or_close(fake):
-    c = Client(fake(discover="modern", stall=True), timeout=1.0)
-    sub = c.listen(resource_uris=["file:///%s" % ("x" * 1000)] * 5000)  # more than a pipe holds
-    assert sub.ended.wait(10) and isinstance(sub.error, McpError)
-    start = time.monotonic()
-    c.close()
-    assert time.monotonic() - start < 10
-
-
-def test_legacy_sse_endpoint_on_another_origin_is_refused(http_fake):
-    server = http_fake(LegacySse, endpoint="http://localhost:9/steal")
-    with pytest.raises(ConnectionClosed, match="endpoint"):
-        Client(server.url, headers={"Authorization": "Bearer secret"}, timeout=5)
-
-
-def test_redirect_to_another_origin_drops_credentials(http_fake):
-    server = http_fake(redirect_get=True, get_stream=True)
-    with Client(server.url, headers={"Authorization": "Bearer secret"}):
-        assert wait_for(lambda: any(g[2].get("host", "").startswith("localhost") for g in server.requests("GET")))
-    redirected = [g for g in server.requests("GET") if g[2].get("host", "").startswith("localhost")]
-    assert redirected and "authorization" not in redirected[0][2]
-
-
-def test_legacy_sse_stream_survives_a_quiet_server(http_fake):
-    server = http_fake(LegacySse)
-    with Client(server.url, timeout=0.5) as c:
-        time.sleep(1.0)  # the scenario itself: longer than the read timeout, with nothing sent
-        assert c.call("echo", awake=True) == {"awake": True}
-
-
-def test_close_ends_a_pending_call_with_progress_at_once(fake):
-    c = Client(fake())
-    c.call("progress", progress=lambda *a: None)  # the callback worker is running
-    fut = c.submit("never", progress=lambda *a: None, timeout=30)
-    c.close()
-    start = time.monotonic()
-    with pytest.raises(ConnectionClosed):
-        fut.result()
-    assert time.monotonic() - start < 5
-
-
-def test_result_from_two_threads_runs_input_rounds_once(fake):
-    asked = []
-
-    def elicitation(params):
-        asked.append(1)
-        time.sleep(0.1)
-        return {"action": "accept", "content": {"name": "Ada"}}
-
-    with Client(fake(discover="modern"), elicitation=elicitation, roots=["/srv"]) as c:
-        fut = c.submit("ask_input", rounds=1)
-        values = []
-        threads = [threading.Thread(target=lambda: values.append(fut.result())) for _ in range(2)]
-        for th in threads:
-            th.start()
-        for th in threads:
-            th.join(20)
-    assert len(values) == 2 and values[0] == values[1] and asked == [1]
-
-
-def test_rejected_listen_reports_its_error(fake):
-    with Client(fake(discover="modern", listen_error=True)) as c:
-        sub = c.listen()
-        assert sub.ended.wait(10)
-        assert isinstance(sub.error, RequestError) and sub.error.code == -32601
-
-
-def test_malformed_notifications_are_ignored(fake):
-    with Client(fake()) as c:
-        assert c.call("malformed", progress=lambda *a: None) == "survived"
-        assert c.call("echo", ok=1) == {"ok": 1}
-
-
 def test_oauth_browser_step_on_a_loopback_port(oauth_world, monkeypatch):
     import urllib.error
     import urllib.request
@@ -2233,17 +2011,3 @@ def test_oauth_unreadable_token_store_is_ignored(oauth_world, tmp_path):
         assert c.call("whoami") == ""
     assert json.loads(store.read_text())["resources"]
     assert oct(os.stat(str(store)).st_mode & 0o777) == "0o600"
-
-
-def test_modern_http_cancel_before_the_answer_starts(http_fake):
-    server = http_fake(ModernHttp)  # answers JSON, after the tool's work: nothing arrives until then
-    with Client(server.url) as c:
-        fut = c.submit("slow", s=2.0)
-        assert wait_for(lambda: any(p[3].get("params", {}).get("name") == "slow" for p in server.requests("POST")))
-        start = time.monotonic()
-        assert fut.cancel() is True
-        with pytest.raises(mcp_min.RequestCancelled):
-            fut.result()
-        assert wait_for(lambda: server.answers.get("slow_aborted"), 1.5)  # the server saw the hang-up
-        assert time.monotonic() - start < 1.9  # before its work would have ended
-        assert c.call("route", region="y")["mcp-param-region"] == "y"

@@ -1,0 +1,265 @@
+"""A scriptable misbehaving MCP server over stdio, for test_mcp_min.py.
+
+    python fake_server.py '<JSON config>'
+
+Config keys (all optional):
+  log             a file where every line received is appended (the tests read it back)
+  discover        how server/discover is answered: "error" (-32601, the default) | "invalid-params" (-32602)
+                  | "silent" | "die" (exit 1 with a stderr line) | "result-no-versions" | "legacy-only"
+                  | "modern" (a 2026-07-28 server: every request must carry its _meta)
+                  | "unsupported:V1,V2" (-32022 listing V1, V2) | "header-mismatch" (-32020)
+  init            how initialize is answered: "silent" | "exit" (code 4, "missing API key" on stderr)
+                  | "error-supported" (-32602 listing only 2025-03-26, unless that was asked)
+  version         the protocolVersion initialize answers with (default: the one asked for)
+  exit_at_start   exit at once with this code; startup_stderr: a line written to stderr first
+  garbage         write junk, blank and half lines before each message; crlf: end lines with CRLF
+  dribble         write each message three bytes at a time
+  reorder         hold tools/call until N arrived, then answer them in reverse order
+  stall           stop reading stdin (but stay alive) after notifications/initialized or server/discover
+  pages           tools/list pages (t0, t1, ...); loop_cursor: always answer nextCursor "same"
+  ttl             ttlMs of the 2026-07-28 tools/list; listen_error: refuse subscriptions/listen
+
+Tools (handshake era unless noted):
+  echo (returns its arguments) | text {text} | big {n}: n characters | crash: exit 3 with a stderr line
+  | killed: SIGKILL itself | sleep {s} | never: no answer | progress: three progress notifications
+  | log: a log message and tools/list_changed | ask {method, params}: a request to the client, whose
+  answer is returned | flood {n, notes}: n pings and notes log messages at once | env {keys}
+  | malformed: notifications with malformed params first
+  2026-07-28 ("modern"): ask_input {rounds}: input_required rounds (elicitation + roots)
+  | ask_forever: input_required without end | odd_result: resultType "task"
+"""
+import json, os, sys, threading, time
+cfg = json.loads(sys.argv[1])
+out = sys.stdout.buffer
+lock = threading.Lock()
+waiting = {}      # id of our request to the client -> Event, answer
+held = []         # requests held back for out-of-order answers
+flooded = set()   # answered ids of the ping flood
+logf = open(cfg["log"], "a") if cfg.get("log") else None
+if cfg.get("startup_stderr"):
+    sys.stderr.write(cfg["startup_stderr"] + "\n"); sys.stderr.flush()
+if cfg.get("exit_at_start") is not None:
+    sys.exit(cfg["exit_at_start"])
+
+def write(obj):
+    data = json.dumps(obj).encode() + (b"\r\n" if cfg.get("crlf") else b"\n")
+    with lock:
+        if cfg.get("garbage"):
+            out.write(b"this is not json\n\n   \n{\"half\": \n")
+        if cfg.get("dribble"):
+            for i in range(0, len(data), 3):
+                out.write(data[i:i + 3]); out.flush(); time.sleep(0.0005)
+        else:
+            out.write(data)
+        out.flush()
+
+def answer(mid, result=None, error=None):
+    msg = {"jsonrpc": "2.0", "id": mid}
+    if error is not None:
+        msg["error"] = error
+    else:
+        msg["result"] = result
+    write(msg)
+
+def ask(method, params=None):
+    rid = "srv-%d" % len(waiting)
+    ev = threading.Event()
+    waiting[rid] = [ev, None]
+    msg = {"jsonrpc": "2.0", "id": rid, "method": method}
+    if params is not None:
+        msg["params"] = params
+    write(msg)
+    ev.wait(10)
+    return waiting[rid][1]
+
+def tool(mid, name, args, meta):
+    if name == "echo":
+        return answer(mid, {"content": [{"type": "text", "text": json.dumps(args)}], "structuredContent": args})
+    if name == "text":
+        return answer(mid, {"content": [{"type": "text", "text": args["text"]}]})
+    if name == "big":
+        return answer(mid, {"content": [{"type": "text", "text": "x" * args["n"]}]})
+    if name == "crash":
+        sys.stderr.write("fatal: the tool crashed\n"); sys.stderr.flush()
+        os._exit(3)
+    if name == "malformed":
+        for params in ({"progressToken": [1], "progress": 1}, {"_meta": [1]}, {"requestId": {}}):
+            write({"jsonrpc": "2.0", "method": "notifications/progress", "params": params})
+            write({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params})
+        write({"jsonrpc": "2.0", "method": 5})
+        return answer(mid, {"content": [{"type": "text", "text": "survived"}]})
+    if name == "killed":
+        os.kill(os.getpid(), 9)
+    if name == "sleep":
+        time.sleep(args["s"])
+        return answer(mid, {"content": [{"type": "text", "text": "slept"}]})
+    if name == "never":
+        return
+    if name == "progress":
+        for i in range(1, 4):
+            write({"jsonrpc": "2.0", "method": "notifications/progress",
+                   "params": {"progressToken": meta.get("progressToken"), "progress": i, "total": 3,
+                              "message": "step %d" % i}})
+        return answer(mid, {"content": [{"type": "text", "text": "done"}]})
+    if name == "log":
+        write({"jsonrpc": "2.0", "method": "notifications/message",
+               "params": {"level": "warning", "logger": "fake", "data": "careful"}})
+        write({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+        return answer(mid, {"content": [{"type": "text", "text": "logged"}]})
+    if name == "ask":
+        reply = ask(args["method"], args.get("params"))
+        return answer(mid, {"content": [{"type": "text", "text": json.dumps(reply)}], "structuredContent": reply})
+    if name == "flood":
+        for i in range(args["n"]):
+            write({"jsonrpc": "2.0", "id": "flood-%d" % i, "method": "ping"})
+        for i in range(args.get("notes", 0)):
+            write({"jsonrpc": "2.0", "method": "notifications/message",
+                   "params": {"level": "info", "data": i}})
+        deadline = time.time() + 20
+        while len(flooded) < args["n"] and time.time() < deadline:
+            time.sleep(0.01)
+        return answer(mid, {"content": [], "structuredContent": {"answered": len(flooded)}})
+    if name == "env":
+        return answer(mid, {"content": [], "structuredContent": {k: os.environ.get(k) for k in args["keys"]}})
+    return answer(mid, error={"code": -32602, "message": "unknown tool " + name})
+
+listing = [0]
+
+def version_of(params):
+    return (params.get("_meta") or {}).get("io.modelcontextprotocol/protocolVersion")
+
+def modern(result):
+    result.setdefault("resultType", "complete")
+    return result
+
+def serve_modern(mid, method, params):
+    if version_of(params) != "2026-07-28":
+        return answer(mid, error={"code": -32022, "message": "unsupported",
+                                  "data": {"supported": ["2026-07-28"], "requested": version_of(params)}})
+    if method == "tools/list":
+        listing[0] += 1
+        return answer(mid, modern({"tools": [{"name": "v%d" % listing[0], "inputSchema": {"type": "object"}}],
+                                   "ttlMs": cfg.get("ttl", 0), "cacheScope": "private"}))
+    if method == "resources/read":
+        return answer(mid, error={"code": -32602, "message": "Resource not found", "data": {"uri": params["uri"]}})
+    if method == "subscriptions/listen" and cfg.get("listen_error"):
+        return answer(mid, error={"code": -32601, "message": "no subscriptions here"})
+    if method == "subscriptions/listen":
+        sub = {"io.modelcontextprotocol/subscriptionId": mid}
+        wanted = params.get("notifications") or {}
+        write({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
+               "params": {"notifications": wanted, "_meta": sub}})
+        write({"jsonrpc": "2.0", "method": "notifications/tools/list_changed", "params": {"_meta": sub}})
+        return
+    if method == "tools/call":
+        name, args = params["name"], params.get("arguments") or {}
+        responses, state = params.get("inputResponses"), params.get("requestState")
+        if name == "ask_input":
+            rounds = int(state.split("-")[1]) if state else 0
+            if rounds < args.get("rounds", 1):
+                asks = {"who": {"method": "elicitation/create", "params": {
+                    "mode": "form", "message": "who?", "requestedSchema": {
+                        "type": "object", "properties": {"name": {"type": "string"}}}}},
+                        "where": {"method": "roots/list"}}
+                return answer(mid, {"resultType": "input_required", "inputRequests": asks,
+                                    "requestState": "st-%d" % (rounds + 1)})
+            return answer(mid, modern({"content": [], "structuredContent": {
+                "responses": responses, "state": state}}))
+        if name == "ask_forever":
+            return answer(mid, {"resultType": "input_required", "requestState": "again"})
+        if name == "odd_result":
+            return answer(mid, {"resultType": "task", "taskId": "t1"})
+        return answer(mid, modern({"content": [{"type": "text", "text": json.dumps(args)}],
+                                   "structuredContent": args}))
+    return answer(mid, error={"code": -32601, "message": "Method not found: " + method})
+
+def handle(msg):
+    method, mid = msg.get("method"), msg.get("id")
+    params = msg.get("params") or {}
+    if method not in (None, "server/discover") and version_of(params) and cfg.get("discover") == "modern":
+        if mid is not None:
+            serve_modern(mid, method, params)
+        return
+    if method is None:
+        if str(mid).startswith("flood-"):
+            flooded.add(mid)
+        if mid in waiting:
+            waiting[mid][1] = msg
+            waiting[mid][0].set()
+        return
+    if method == "server/discover":
+        mode = cfg.get("discover", "error")
+        if mode == "silent":
+            return
+        if mode == "die":
+            sys.stderr.write("unknown method, bye\n"); sys.stderr.flush()
+            os._exit(1)
+        if mode == "invalid-params":
+            return answer(mid, error={"code": -32602, "message": "not initialized"})
+        if mode == "result-no-versions":
+            return answer(mid, {})
+        if mode == "modern":
+            return answer(mid, modern({"supportedVersions": ["2026-07-28", "2025-11-25"],
+                                       "capabilities": {"tools": {"listChanged": True}},
+                                       "instructions": "stateless", "ttlMs": 1000, "cacheScope": "public",
+                                       "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "modern-fake",
+                                                                                        "version": "2"}}}))
+        if mode == "legacy-only":
+            return answer(mid, {"supportedVersions": ["2025-06-18"], "capabilities": {}})
+        if mode.startswith("unsupported:"):
+            return answer(mid, error={"code": -32022, "message": "Unsupported protocol version",
+                                      "data": {"supported": mode.split(":", 1)[1].split(","),
+                                               "requested": version_of(params)}})
+        if mode == "header-mismatch":
+            return answer(mid, error={"code": -32020, "message": "header mismatch"})
+        return answer(mid, error={"code": -32601, "message": "Method not found"})
+    if method == "initialize":
+        mode = cfg.get("init")
+        if mode == "silent":
+            return
+        if mode == "exit":
+            sys.stderr.write("cannot initialize: missing API key\n"); sys.stderr.flush()
+            sys.exit(4)
+        requested = params.get("protocolVersion")
+        if mode == "error-supported" and requested != "2025-03-26":
+            return answer(mid, error={"code": -32602, "message": "Unsupported protocol version",
+                                      "data": {"supported": ["2025-03-26"], "requested": requested}})
+        return answer(mid, {"protocolVersion": cfg.get("version", requested),
+                            "capabilities": {"tools": {"listChanged": True}, "logging": {}},
+                            "serverInfo": {"name": "fake", "version": "9"}, "instructions": "be nice"})
+    if mid is None:
+        return
+    if method == "ping":
+        return answer(mid, {})
+    if method == "tools/list":
+        cursor = params.get("cursor")
+        page = int(cursor) if cursor and cursor.isdigit() else 0
+        pages = cfg.get("pages", 1)
+        result = {"tools": [{"name": "t%d" % page, "inputSchema": {"type": "object"}}]}
+        if cfg.get("loop_cursor"):
+            result["nextCursor"] = "same"
+        elif page + 1 < pages:
+            result["nextCursor"] = str(page + 1)
+        return answer(mid, result)
+    if method == "tools/call":
+        if cfg.get("reorder"):
+            held.append(msg)
+            if len(held) == cfg["reorder"]:
+                for m in reversed(held):
+                    tool(m["id"], m["params"]["name"], m["params"].get("arguments") or {}, {})
+            return
+        args = dict(params.get("arguments") or {})
+        threading.Thread(target=tool, args=(mid, params["name"], args, params.get("_meta") or {})).start()
+        return
+    if method in ("resources/subscribe", "resources/unsubscribe"):
+        return answer(mid, {})
+    return answer(mid, error={"code": -32601, "message": "Method not found: " + method})
+
+for line in sys.stdin.buffer:
+    if logf:
+        logf.write(line.decode()); logf.flush()
+    if not line.strip():
+        continue
+    handle(json.loads(line))
+    if cfg.get("stall") and (b"notifications/initialized" in line or b"server/discover" in line):
+        time.sleep(60)  # stop reading stdin, alive
