@@ -1520,6 +1520,16 @@ class _Answer(object):
         except (OSError, ValueError, AttributeError, http.client.HTTPException):
             return b""
 
+    def discard(self):
+        """Done with an answer whose body we do not need (that of a notification): an empty
+        one leaves the connection reusable; any other is not read at all -- a server that
+        streams or trickles one cannot hold us -- and its connection is dropped."""
+        if self._resp.length == 0:
+            self._resp.read()
+        else:
+            self.abort()
+        self.release()
+
     def stream_forever(self):
         """From now on this is a stream that may stay quiet: no deadline, no read timeout
         (close() ends it by cutting the connection)."""
@@ -1708,7 +1718,8 @@ class _HttpEngine(object):
         if not tls:
             conn = http.client.HTTPConnection(host, timeout=_remaining(deadline))
         else:
-            conn = http.client.HTTPSConnection(host, timeout=_remaining(deadline), context=self._tls_context())
+            context = self._tls_context()  # first: without ssl, http.client has no HTTPSConnection
+            conn = http.client.HTTPSConnection(host, timeout=_remaining(deadline), context=context)
         if tunnel:  # https through a proxy: CONNECT first; the proxy's credentials go there only
             proxy_auth = headers.pop("Proxy-Authorization", None)
             conn.set_tunnel(tunnel, headers={"Proxy-Authorization": proxy_auth} if proxy_auth else None)
@@ -1858,12 +1869,9 @@ class _StreamableHttpTransport(_Transport):
         if deadline is None:
             deadline = time.monotonic() + self.timeout
         answer = self._engine.request("POST", self.url, self._post_headers(msg, headers), data, deadline, self.auth)
-        try:
-            if answer.status >= 300:
-                raise _status_error(answer, msg.get("method"), self.session_id)
-            answer.read(HTTP_ERROR_BODY)  # (a 202 has none; a server that streams one is cut off)
-        finally:
-            answer.release()
+        if answer.status >= 300:
+            raise _status_error(answer, msg.get("method"), self.session_id)
+        answer.discard()
 
     def _exchange(self, msg, data, deadline, extra):
         """POST a request and route everything its answer carries; runs on the thread
@@ -2174,18 +2182,18 @@ class _SseTransport(_Transport):
 
     def _post_request(self, msg, data, deadline):
         try:
-            self._post(msg, data, deadline)  # the answer comes on the stream
+            self._post(msg, data, deadline)
         except McpError as e:
             self._router.fail(msg["id"], e)
 
     def _post(self, msg, data, deadline):
         h = self._headers_for("application/json, text/event-stream")
         h["Content-Type"] = "application/json"
-        with self._engine.request("POST", self.endpoint, h, data, deadline or time.monotonic() + self.timeout,
-                                  self.auth) as answer:
-            if answer.status >= 300:
-                raise _status_error(answer, msg.get("method"))
-            answer.read(HTTP_ERROR_BODY)
+        answer = self._engine.request("POST", self.endpoint, h, data, deadline or time.monotonic() + self.timeout,
+                                      self.auth)
+        if answer.status >= 300:
+            raise _status_error(answer, msg.get("method"))
+        answer.discard()  # the answer comes on the stream
 
     def close(self):
         if self._closed or os.getpid() != self._pid:
