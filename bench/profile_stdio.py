@@ -30,11 +30,11 @@ reader_cpu = [0.0]
 _orig_read_loop = mcp_min._StdioTransport._read_loop
 
 
-def _profiled_read_loop(self, sink):
+def _profiled_read_loop(self):
     t0 = time.thread_time()
     reader_prof.enable()
     try:
-        return _orig_read_loop(self, sink)
+        return _orig_read_loop(self)
     finally:
         reader_prof.disable()
         reader_cpu[0] = time.thread_time() - t0
