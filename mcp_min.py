@@ -104,6 +104,7 @@ CLOSE_GRACE = 2.0  # seconds a server gets after stdin EOF, then again after SIG
 LONGEST_WAIT = 30 * 86400.0  # a longer timeout means "no practical limit"; every lock, socket and
 #                              select() accepts this on every platform (Windows stops near 49 days).
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024  # one JSON-RPC message; larger is dropped, not buffered.
+PIPE_READ_BYTES = 64 * 1024  # asked of a stdio server's stdout and stderr per read: a pipe's capacity.
 STDERR_LINES = 200  # stderr lines kept for error messages and Client.stderr.
 STDERR_LINE_CHARS = 1000  # one kept stderr line; a server printing a blob must not fill memory.
 STDERR_SHOWN = 10  # stderr lines quoted in a ConnectionClosed message.
@@ -111,6 +112,7 @@ MAX_QUEUED_CALLBACKS = 10000  # notifications waiting for a slow callback before
 MAX_ANSWER_THREADS = 8  # server requests answered at once; more wait their turn in order.
 MAX_INPUT_ROUNDS = 8  # input_required round trips before we give up on a request.
 MAX_PAGES = 1000  # pages followed by list_* before a cursor loop is assumed.
+MAX_SCHEMA_DEPTH = 32  # nested properties searched for x-mcp-header markings; no real input goes deeper.
 HTTP_POOL_SIZE = 8  # idle kept-alive connections per HTTP server; as many as threads usually share.
 HTTP_READ_CHUNK = 64 * 1024  # bodies are read in pieces: Python 3.8/3.9 allocate a whole read(n)
 #                              up front, so one read of MAX_MESSAGE_BYTES cost 64 MiB per call.
@@ -119,6 +121,7 @@ HTTP_MAX_REDIRECTS = 5  # GET redirects followed (urllib allows 10; a loop is a 
 SSE_RESUME_ATTEMPTS = 5  # reconnects (GET + Last-Event-ID) of one dropped answer stream.
 SSE_RETRY_CAP = 10.0  # seconds: the longest `retry:` we honour, so a server cannot park us.
 GET_STREAM_ATTEMPTS = 5  # failed (re)connects of the standalone GET stream before we stop trying.
+GET_STREAM_RETRY = 1.0  # seconds between its reconnects when the server named no `retry:`.
 GET_STREAM_READY = 5.0  # seconds we wait for the GET stream to open before notifications/initialized.
 SESSION_DELETE_TIMEOUT = 5.0  # seconds for the DELETE that ends an HTTP session on close().
 DEADLINE_THREAD_IDLE = 30.0  # seconds the deadline thread waits for work before it exits.
@@ -777,7 +780,7 @@ def _param_headers(tool):
 
     def walk(schema, path):
         props = schema.get("properties") if isinstance(schema, dict) else None
-        if not isinstance(props, dict) or len(path) > 32:
+        if not isinstance(props, dict) or len(path) > MAX_SCHEMA_DEPTH:
             return
         for key, sub in props.items():
             if not isinstance(sub, dict):
@@ -984,7 +987,6 @@ _SAFE_ENV = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LC_ALL
              "TZ") if os.name != "nt" else (
     "APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATH", "PATHEXT", "PROCESSOR_ARCHITECTURE",
     "SYSTEMDRIVE", "SYSTEMROOT", "TEMP", "TMP", "USERNAME", "USERPROFILE", "PROGRAMFILES", "COMSPEC")
-_PIPE_READ = 64 * 1024  # bytes asked of the server's stdout and stderr per read
 
 
 def _server_env(env, inherit):
@@ -1109,7 +1111,7 @@ class _StdioTransport(_Transport):
         parts, size = [], 0  # the unfinished line; size -1 while dropping an oversized one
         try:
             while True:
-                chunk = read(fd, _PIPE_READ)
+                chunk = read(fd, PIPE_READ_BYTES)
                 if not chunk:
                     break
                 start = 0
@@ -1153,7 +1155,7 @@ class _StdioTransport(_Transport):
         pending = b""
         try:
             while True:
-                chunk = read(fd, _PIPE_READ)
+                chunk = read(fd, PIPE_READ_BYTES)
                 if not chunk:
                     break
                 lines = (pending + chunk).split(b"\n")
@@ -1739,7 +1741,8 @@ class _HttpEngine(object):
             with self._lock:
                 idle = self._idle.get(key)
                 conn = idle.pop() if idle else None
-            if conn is None or conn.sock is not None and not _is_dropped(conn.sock):
+            if conn is None or conn.sock is not None and not getattr(conn, "mcp_min_cut", False) \
+                    and not _is_dropped(conn.sock):
                 return conn
             conn.close()  # the server closed it while idle: nothing was sent on it
 
@@ -2051,7 +2054,8 @@ class _StreamableHttpTransport(_Transport):
                         self._pump(answer, parser, None)
             ready.set()
             # Honour the server's retry: field; back off further after failures.
-            self._stopping.wait(min((parser.retry_ms or 1000) / 1000.0, SSE_RETRY_CAP) * (failures or 1))
+            pause = parser.retry_ms / 1000.0 if parser.retry_ms is not None else GET_STREAM_RETRY
+            self._stopping.wait(min(pause, SSE_RETRY_CAP) * (failures or 1))
 
     # -- cancel and close ----------------------------------------------------------
     def cancel(self, request_id):
