@@ -81,7 +81,7 @@ __version__ = "0.2.0"
 __all__ = [
     "Client", "Future", "Subscription", "McpError", "RequestError", "ResourceNotFound",
     "ToolError", "ConnectionClosed", "RequestTimeout", "RequestCancelled", "HttpError",
-    "AuthRequired", "AuthError", "OAuth", "main",
+    "AuthRequired", "AuthError", "OAuth", "Task", "UrlElicitationRequired", "main",
 ]
 
 _log = logging.getLogger("mcp_min")
@@ -126,9 +126,15 @@ GET_STREAM_READY = 5.0  # seconds we wait for the GET stream to open before noti
 SESSION_DELETE_TIMEOUT = 5.0  # seconds for the DELETE that ends an HTTP session on close().
 DEADLINE_THREAD_IDLE = 30.0  # seconds the deadline thread waits for work before it exits.
 MAX_AUTH_RETRIES = 2  # authorizations for one HTTP request: a 401, then one 403 step-up.
+TASK_POLL_FLOOR = 0.1  # seconds: a task is never polled faster, whatever interval the server suggests.
+TASK_POLL_CEILING = 30.0  # seconds: nor more slowly (a forgotten server must still be noticed).
+TASK_POLL_BACKOFF = 1.0  # no suggestion: poll at the floor, doubling the wait up to this.
+TASK_CANCEL_TIMEOUT = 5.0  # seconds for the tasks/cancel of a call that gives up on its task.
 _TRACE_CHARS = 4000  # a traced message longer than this is shortened in the log.
 
 _META_PREFIX = "io.modelcontextprotocol/"
+TASKS_EXTENSION = _META_PREFIX + "tasks"  # 2026-07-28 tasks; always declared: we follow any task
+_RELATED_TASK = _META_PREFIX + "related-task"
 _CLIENT_INFO = {"name": "mcp_min", "version": __version__}
 
 
@@ -141,6 +147,7 @@ METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 RESOURCE_NOT_FOUND = -32002  # up to 2025-11-25; 2026-07-28 uses INVALID_PARAMS
+URL_ELICITATION_REQUIRED = -32042  # 2025-11-25
 HEADER_MISMATCH = -32020  # 2026-07-28
 MISSING_CLIENT_CAPABILITY = -32021  # 2026-07-28
 UNSUPPORTED_PROTOCOL_VERSION = -32022  # 2026-07-28
@@ -185,6 +192,20 @@ class RequestError(McpError):
 
 class ResourceNotFound(RequestError):
     """``read_resource`` named a URI the server does not have (-32002 or -32602)."""
+
+
+class UrlElicitationRequired(RequestError):
+    """-32042 (2025-11-25): the server wants the user to visit one or more URLs first.
+
+    ``elicitations`` lists them: dicts with ``mode`` ("url"), ``elicitationId``,
+    ``url`` and ``message``.  With ``Client(url_elicitation=f)`` mcp_min runs ``f``
+    for each and repeats the request once instead of raising this.
+    """
+
+    def __init__(self, code, message, data=None, method=None):
+        RequestError.__init__(self, code, message, data, method)
+        found = data.get("elicitations") if isinstance(data, dict) else None
+        self.elicitations = [e for e in found if isinstance(e, dict)] if isinstance(found, list) else []
 
 
 class ToolError(McpError):
@@ -369,8 +390,9 @@ def _error_from(msg, method=None):
         return McpError("malformed error answer to %s: %s" % (method, _shorten(_dumps_for_humans(msg), 200)))
     code = err.get("code")
     message = err.get("message")
-    return RequestError(code if type(code) is int else INTERNAL_ERROR,
-                        message if isinstance(message, str) else _dumps_for_humans(message), err.get("data"), method)
+    cls = UrlElicitationRequired if code == URL_ELICITATION_REQUIRED else RequestError
+    return cls(code if type(code) is int else INTERNAL_ERROR,
+               message if isinstance(message, str) else _dumps_for_humans(message), err.get("data"), method)
 
 
 def _trace(direction, msg):
@@ -426,8 +448,8 @@ class Future(object):
     ``cancel()`` withdraws the request (the server is told).
     """
 
-    __slots__ = ("id", "method", "params", "timeout", "deadline", "progress", "finish", "cancellable", "_slot",
-                 "_answer", "_outcome", "_settling", "_settle", "_withdraw", "_keepalive", "__weakref__")
+    __slots__ = ("id", "method", "params", "timeout", "deadline", "progress", "finish", "cancellable", "intercept",
+                 "_slot", "_answer", "_outcome", "_settling", "_settle", "_withdraw", "_keepalive", "__weakref__")
 
     def __init__(self, request_id, method, params, timeout, progress, settle, withdraw, finish=None,
                  cancellable=True):
@@ -439,12 +461,13 @@ class Future(object):
         self.progress = progress
         self.finish = finish  # result dict -> the caller's value (None: the dict itself)
         self.cancellable = cancellable  # initialize and the discovery probe must not be cancelled
+        self.intercept = None  # (future, answer) -> True when it takes the answer over (see _Dispatcher)
         self._slot = SimpleQueue()  # the router puts the answer here, once
         self._answer = None  # the answer message, or the McpError that ended the request
         self._outcome = None  # (value, error) once settled
         self._settling = threading.Lock()  # several threads may wait; one settles
         self._settle = settle  # (future, answer) -> value, on the waiting thread; may block (input rounds)
-        self._withdraw = withdraw  # (future, reason) -> False when the answer had already come
+        self._withdraw = withdraw  # (future, error) -> True once it ended the request with ``error``
         self._keepalive = None  # the Client, while this is pending (a one-liner's client lives on)
 
     def _put(self, answer):
@@ -461,10 +484,7 @@ class Future(object):
 
         Returns False when the answer had already arrived.
         """
-        if not self._withdraw(self, reason):
-            return False
-        self._put(RequestCancelled("%s %s" % (self.method, reason)))
-        return True
+        return self._withdraw(self, RequestCancelled("%s %s" % (self.method, reason)))
 
     def result(self, timeout=None):
         """Wait for the answer and return the value.
@@ -506,9 +526,8 @@ class Future(object):
             return self._take(wait)
         except _Empty:
             pass
-        if self._withdraw(self, "timed out after %.3g s" % self.timeout):
-            self._put(RequestTimeout("no answer to %s within %.3g s%s" % (
-                self.method, self.timeout, "; request cancelled" if self.cancellable else "")))
+        self._withdraw(self, RequestTimeout("no answer to %s within %.3g s%s" % (
+            self.method, self.timeout, "; request cancelled" if self.cancellable else "")))
         return self._take(None)  # ours, or the answer that won the race
 
     def _take(self, wait):
@@ -527,13 +546,16 @@ class _Dispatcher(object):
     A transport delivers to it (it is the transport's *router*): ``receive(msg)`` for a
     decoded message, ``fail(request_id, error)`` when one request cannot be answered,
     ``closed(error)`` when the connection is gone, ``is_pending(request_id)``.  An answer
-    settles its Future; a server request goes to ``on_request(msg)``, a notification to
-    ``on_notification(method, params)``.  No I/O and no user code run here.
+    settles its Future (unless the Future's ``intercept`` takes it over: a tool call that
+    became a background task); a server request goes to ``on_request(msg)``, a notification
+    to ``on_notification(method, params)``; ``on_closed(error)`` hears of the end.  No I/O
+    and no user code run here.
     """
 
-    def __init__(self, on_request, on_notification):
+    def __init__(self, on_request, on_notification, on_closed=None):
         self._on_request = on_request
         self._on_notification = on_notification
+        self._on_closed = on_closed
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._pending = {}  # request id -> Future
@@ -622,13 +644,22 @@ class _Dispatcher(object):
             fut = self._pending.pop(rid, None) if _is_id(rid) else None
             ended = self._subscriptions.pop(rid, None) if fut is not None else None
         if fut is not None:
-            fut._put(msg)
+            if fut.intercept is None or not self._intercepted(fut, msg):
+                fut._put(msg)
             if ended is not None:  # the server ended a listen
                 ended._end(_error_from(msg, "subscriptions/listen") if "error" in msg else None)
         elif "error" in msg and rid is None:
             _log.warning("server reported an error: %s", _shorten(_dumps_for_humans(msg.get("error")), 500))
         else:
             _log.debug("ignored an answer to unknown request id %r", rid)
+
+    @staticmethod
+    def _intercepted(fut, msg):
+        try:
+            return fut.intercept(fut, msg)
+        except Exception:  # a bug there must not lose the answer
+            _log.exception("error looking at the answer to %s", fut.method)
+            return False
 
     def fail(self, request_id, error):
         """One request cannot be answered (HTTP: its POST failed)."""
@@ -653,6 +684,8 @@ class _Dispatcher(object):
                                       getattr(error, "detail", "")))
         for sub in ended:
             sub._end(error)
+        if self._on_closed is not None:
+            self._on_closed(error)
 
 
 # ---------------------------------------------------------------------------
@@ -2291,10 +2324,12 @@ class _Inbox(object):
     notifications we deliver.  Called on whatever thread routed the message (a
     reader, or the thread that read an HTTP answer); user code runs on workers."""
 
-    def __init__(self, dispatcher, send_answer, cache, roots=None, sampling=None, elicitation=None, on_log=None,
-                 on_notification=None):
+    def __init__(self, dispatcher, send_answer, cache, tasks, roots=None, sampling=None, elicitation=None,
+                 url_elicitation=None, on_log=None, on_notification=None):
         self.roots, self.sampling, self.elicitation = roots, sampling, elicitation
+        self.url_elicitation = url_elicitation
         self.on_log, self.on_notification = on_log, on_notification
+        self._tasks = tasks
         self.modern = False  # set by the session: 2026-07-28 notifications name their subscription
         self._dispatcher = dispatcher
         self._send_answer = send_answer
@@ -2331,7 +2366,12 @@ class _Inbox(object):
         params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
         try:
             if not self._cancelled(rid):
-                answer = _response(rid, self.serve(method, params))
+                result = self.serve(method, params)
+                meta = params.get("_meta")
+                related = meta.get(_RELATED_TASK) if isinstance(meta, dict) else None
+                if related is not None and isinstance(result, dict):  # input for a task says so (2025-11-25)
+                    result = dict(result, _meta=dict(_meta_of(result), **{_RELATED_TASK: related}))
+                answer = _response(rid, result)
         except RequestError as e:
             answer = _error_response(rid, e.code, e.message)
         except Exception as e:
@@ -2359,9 +2399,26 @@ class _Inbox(object):
             return _roots_result(self.roots)
         if method == "sampling/createMessage" and self.sampling is not None:
             return self.sampling(params)
-        if method == "elicitation/create" and self.elicitation is not None:
-            return _apply_defaults(params, self.elicitation(params))
+        if method == "elicitation/create":
+            mode = params.get("mode", "form")
+            if mode == "url" and self.url_elicitation is not None:
+                return self.url_elicitation(params)
+            if mode == "form" and self.elicitation is not None:
+                return _apply_defaults(params, self.elicitation(params))
+            if self.elicitation is not None or self.url_elicitation is not None:
+                raise RequestError(INVALID_PARAMS, "mcp_min client does not handle %r elicitation" % (mode,))
         raise RequestError(METHOD_NOT_FOUND, "mcp_min client does not handle %s" % method)
+
+    def visit_urls(self, elicitations):
+        """-32042: the user visits each URL (through url_elicitation); True when they agreed to all."""
+        for ask in elicitations:
+            try:
+                answer = self.serve("elicitation/create", dict(ask, mode="url"))
+            except RequestError:
+                return False
+            if not isinstance(answer, dict) or answer.get("action") != "accept":
+                return False
+        return bool(elicitations)
 
     # -- notifications ---------------------------------------------------------------
     def take_notification(self, method, params):
@@ -2375,7 +2432,13 @@ class _Inbox(object):
             fut = self._dispatcher.pending(params.get("progressToken"))
             if fut is not None and fut.progress is not None:
                 self.events.put(fut.progress, params.get("progress"), params.get("total"), params.get("message"))
+            elif fut is None:
+                self._tasks.progress(params)
             return
+        if method in ("notifications/tasks/status", "notifications/tasks"):
+            self._tasks.status(params)  # (2025-11-25 ones also reach on_notification below)
+        elif method == "notifications/tools/list_changed":
+            self._tasks.forget_support()
         if method == "notifications/message":
             self.events.put(self._log_message, params)
             return
@@ -2521,8 +2584,9 @@ class _Session(object):
         self.server_capabilities = {}
         self.instructions = None
         self.list_cache = _ListCache()
-        self.dispatcher = _Dispatcher(self._on_request, self._on_notification)
-        self.inbox = _Inbox(self.dispatcher, self._send_answer, self.list_cache, **callbacks)
+        self.dispatcher = _Dispatcher(self._on_request, self._on_notification, self._on_closed)
+        self.tasks = _Tasks(self)
+        self.inbox = _Inbox(self.dispatcher, self._send_answer, self.list_cache, self.tasks, **callbacks)
         self.transport = make_transport(self.inbox.events)
         self._pid = os.getpid()  # a forked child must leave this session alone
         self._closed = False
@@ -2537,14 +2601,26 @@ class _Session(object):
     def _on_notification(self, method, params):
         self.inbox.take_notification(method, params)
 
-    def capabilities(self, modern):
-        caps = {}
-        if self.inbox.roots is not None:
+    def _on_closed(self, error):
+        self.tasks.end_all(error)
+
+    def capabilities(self, modern, version=None):
+        """What we declare: a capability per callback given, and tasks (we follow any)."""
+        inbox, caps = self.inbox, {}
+        newest = modern or (version or "") >= "2025-11-25"  # URL elicitation and tasks came then
+        if inbox.roots is not None:
             caps["roots"] = {} if modern else {"listChanged": False}
-        if self.inbox.sampling is not None:
+        if inbox.sampling is not None:
             caps["sampling"] = {}
-        if self.inbox.elicitation is not None:
-            caps["elicitation"] = {"form": {}}
+        modes = {"form": {}} if inbox.elicitation is not None else {}
+        if inbox.url_elicitation is not None and newest:
+            modes["url"] = {}
+        if modes:
+            caps["elicitation"] = modes
+        if modern:
+            caps["extensions"] = {TASKS_EXTENSION: {}}
+        elif newest:
+            caps["tasks"] = {}
         return caps
 
     @property
@@ -2626,12 +2702,16 @@ class _Session(object):
         return version
 
     def _handshake(self, version, deadline, retried=False):
-        params = {"protocolVersion": version, "capabilities": self.capabilities(False),
+        params = {"protocolVersion": version, "capabilities": self.capabilities(False, version),
                   "clientInfo": self.client_info}
         try:
             result = self.request("initialize", params, _remaining(deadline), cancellable=False)
         except RequestError as e:
-            common = [v for v in LEGACY_VERSIONS if v in (_supported_in(e) or ())]
+            supported = _supported_in(e) or ()
+            if not retried and self.wanted_version == "auto" and any(v in supported for v in MODERN_VERSIONS):
+                # A 2026 server after all (its discovery answer was too slow for the probe).
+                return self._probe(deadline, True, _choose_version(supported), True)
+            common = [v for v in LEGACY_VERSIONS if v in supported]
             if retried or not common:
                 raise
             return self._handshake(common[0], deadline, True)
@@ -2678,7 +2758,7 @@ class _Session(object):
             raise self.dispatcher.error
 
     def submit(self, method, params=None, timeout=_DEFAULT, progress=None, finish=None, wait_here=False,
-               cancellable=True, subscription=None, keepalive=None):
+               cancellable=True, subscription=None, keepalive=None, intercept=None):
         """Send a request; return its Future.  ``timeout`` is seconds, None for no deadline, or
         _DEFAULT for the client's.  ``wait_here``: the caller waits next, so HTTP may read the
         answer on this thread.  Nothing is pending when this raises."""
@@ -2696,7 +2776,7 @@ class _Session(object):
         data = era.encode(msg)  # ValueError for what JSON cannot carry, before anything is pending
         fut = Future(rid, method, params, self.timeout if timeout is _DEFAULT else timeout, progress,
                      self._settle, self._withdraw, finish, cancellable)
-        fut._keepalive = keepalive
+        fut._keepalive, fut.intercept = keepalive, intercept
         self.dispatcher.add(fut, subscription)
         if _log.isEnabledFor(logging.DEBUG):
             _trace("->", data)
@@ -2740,17 +2820,21 @@ class _Session(object):
             _log.debug("could not answer the server's request %r: %s", answer.get("id"), e)
 
     # -- settling (on the waiting thread) --------------------------------------------
-    def _withdraw(self, fut, reason):
-        """Take a pending request back and tell the server; False if it had already ended."""
+    def _withdraw(self, fut, error):
+        """End a request with ``error`` and tell the server; False if it had already ended.
+        (A tool call that became a task is ended by cancelling the task.)"""
         if self.dispatcher.withdraw(fut.id) is None:
-            return False
+            task = self.tasks.of_future(fut)
+            return task is not None and task._abandon(error)
         fut._keepalive = None
         try:
             if not self.transport.cancel(fut.id) and fut.cancellable and not self._closed \
                     and self.dispatcher.error is None:
-                self.notify("notifications/cancelled", {"requestId": fut.id, "reason": reason})
-        except Exception as e:  # withdrawn whatever happens here; the caller settles the future
+                self.notify("notifications/cancelled", {"requestId": fut.id, "reason": str(error)})
+        except Exception as e:  # withdrawn whatever happens here
             _log.debug("could not send notifications/cancelled: %s", e)
+        finally:
+            fut._put(error)
         return True
 
     def _settle(self, fut, answer):
@@ -2759,13 +2843,24 @@ class _Session(object):
             self.inbox.events.drain(fut.deadline)
         if isinstance(answer, _SessionExpired) and fut.method != "initialize":
             answer = self._repeat(fut, lambda: self._restart_session(answer))
-        elif fut.method == "tools/call" and isinstance(answer, dict) and isinstance(answer.get("error"), dict) \
-                and answer["error"].get("code") == HEADER_MISMATCH:
-            # Our Mcp-Param-* headers may follow an outdated tools/list: refetch it, repeat once.
-            answer = self._repeat(fut, lambda: self.list_tools(True))
+        elif isinstance(answer, dict) and isinstance(answer.get("error"), dict):
+            code = answer["error"].get("code")
+            if code == HEADER_MISMATCH and fut.method == "tools/call":
+                # Our Mcp-Param-* headers may follow an outdated tools/list: refetch it, repeat once.
+                answer = self._repeat(fut, lambda: self.list_tools(True))
+            elif code == URL_ELICITATION_REQUIRED and self.inbox.url_elicitation is not None \
+                    and self.inbox.visit_urls(_error_from(answer, fut.method).elicitations):
+                answer = self._repeat(fut, lambda: None)  # the user went there: once more
         result = self._result_of(fut.method, answer)
         if self.modern:
             result = self._complete(fut, result)
+        if fut.finish is _TASK_HANDLE:  # Client.start(): the caller gets a Task for what came
+            return self.tasks.made(fut, result) or Task(self, None, None, fut.progress, result)
+        if fut.method == "tools/call":
+            followed = self.tasks.follow_here(fut, result)
+            if followed is not result and fut.progress is not None:
+                self.inbox.events.drain(fut.deadline)  # its status reports are seen before its end
+            result = followed
         if fut.finish is None:
             return result
         try:
@@ -2798,8 +2893,8 @@ class _Session(object):
         """Check a 2026-07-28 result's resultType and run the input_required rounds."""
         for _ in range(MAX_INPUT_ROUNDS + 1):
             kind = result.get("resultType", "complete")
-            if kind == "complete":
-                return result
+            if kind == "complete" or kind == "task" and fut.method == "tools/call":
+                return result  # (a task is followed by the caller of this)
             if kind != "input_required" or fut.method not in _INPUT_METHODS:
                 raise McpError("%s answered with resultType %r, which mcp_min does not know"
                                % (fut.method, _shorten(kind, 100) if isinstance(kind, str) else kind))
@@ -2853,6 +2948,7 @@ class _Session(object):
 
     def list_tools(self, refresh=False):
         tools = self.list_all("tools/list", "tools", refresh)
+        self.tasks.note_tools(tools)
         if self.modern and self.transport.carries_headers:
             table, kept = {}, []
             for tool in tools:
@@ -2897,6 +2993,472 @@ def _meta_of(params):
     if not isinstance(meta, dict):
         raise ValueError("params._meta must be a dict, not %s" % type(meta).__name__)
     return meta
+
+
+# ---------------------------------------------------------------------------
+# Tasks: tool calls the server runs in the background.
+#   2025-11-25 (core, experimental): we ask with params.task when a tool's
+#   execution.taskSupport says so; then tasks/get (polling), tasks/result (the
+#   outcome; while the task waits for input it also carries the server's
+#   requests), tasks/cancel; notifications/tasks/status may come.
+#   2026-07-28 (extension io.modelcontextprotocol/tasks): the server answers a
+#   tools/call with resultType "task" when it likes; tasks/get carries the
+#   outcome or the input requests, tasks/update takes the answers, tasks/cancel;
+#   notifications/tasks on a subscriptions/listen stream where offered.
+# call() follows a task on its own thread, in result(); a submitted call's task
+# is followed by a thread of its own, so its Future stands for the whole task.
+# ---------------------------------------------------------------------------
+
+_TERMINAL = ("completed", "failed", "cancelled")
+_TASK_HANDLE = object()  # finish= of Client.start(): the answer becomes a Task, not followed here
+
+
+def _time_left(*deadlines):
+    ends = [d for d in deadlines if d is not None]
+    return None if not ends else min(ends) - time.monotonic()
+
+
+class _Expired(Exception):
+    """Internal: following a task reached the call's deadline or the wait's limit."""
+
+    def __init__(self, deadline):
+        Exception.__init__(self)
+        self.deadline = deadline
+
+
+def _older(stamp, than):
+    """Whether ISO 8601 timestamp ``stamp`` is before ``than`` (both in the server's one format)."""
+    return isinstance(stamp, str) and isinstance(than, str) and len(stamp) == len(than) and stamp < than
+
+
+class _Tasks(object):
+    """A session's tasks: which tools want one (2025-11-25), the tasks being followed
+    (for pushed status and progress), and the threads that follow submitted calls."""
+
+    def __init__(self, session):
+        self._session = session
+        self._lock = threading.Lock()
+        self._by_id = weakref.WeakValueDictionary()  # task id -> Task
+        self._by_future = weakref.WeakKeyDictionary()  # the call's Future -> the Task it became
+        self._tokens = {}  # progress token of a 2025-11-25 call that became a task -> Task
+        self._support = None  # tool name -> execution.taskSupport (2025-11-25), from tools/list
+        self.push = None  # False once the server showed it pushes no task status (2026-07-28)
+
+    # -- asking for a task (2025-11-25) ---------------------------------------------
+    def support(self, name):
+        """A tool's execution.taskSupport, listing the tools first when not yet known; None
+        when the server takes no task-augmented tools/call (then we never ask for one)."""
+        session = self._session
+        caps = session.server_capabilities.get("tasks")
+        requests = caps.get("requests") if isinstance(caps, dict) else None
+        tools = requests.get("tools") if isinstance(requests, dict) else None
+        if session.modern or not isinstance(tools, dict) or "call" not in tools:
+            return None
+        if self._support is None:  # (listed once; again after tools/list_changed)
+            session.list_tools(True)
+        return (self._support or {}).get(name)
+
+    def note_tools(self, tools):
+        self._support = {t["name"]: t["execution"].get("taskSupport") for t in tools if isinstance(t, dict)
+                         and isinstance(t.get("name"), str) and isinstance(t.get("execution"), dict)}
+
+    def forget_support(self):
+        self._support = None
+
+    # -- tasks made ---------------------------------------------------------------
+    def made(self, fut, result):
+        """The Task a tools/call result announces, or None for an ordinary result."""
+        if fut.method != "tools/call" or not isinstance(result, dict):
+            return None
+        if self._session.modern:
+            if result.get("resultType") != "task":
+                return None
+            state = {k: v for k, v in result.items() if k not in ("resultType", "_meta")}
+        else:
+            state = result.get("task")
+            if "task" not in (fut.params or ()) or not isinstance(state, dict):
+                return None
+        if not isinstance(state.get("taskId"), str) or not isinstance(state.get("status"), str):
+            raise McpError("%s answered with resultType 'task' but no valid task (taskId, status): %s"
+                           % (fut.method, _shorten(_dumps_for_humans(result), 200)))
+        task = Task(self._session, state["taskId"], state, fut.progress)
+        with self._lock:
+            self._by_future[fut] = task
+            if fut.progress is not None and not self._session.modern:
+                self._tokens[fut.id] = task  # 2025-11-25: progress keeps using the call's token
+        return task
+
+    def of_future(self, fut):
+        with self._lock:
+            return self._by_future.get(fut)
+
+    def intercept(self, fut, msg):
+        """On the routing thread: a submitted call whose answer is a task is followed by a
+        thread of its own, and its Future ends with the task (True: the answer is taken)."""
+        result = msg.get("result")
+        if not isinstance(result, dict) or ("task" not in result and result.get("resultType") != "task"):
+            return False  # the usual case, decided cheaply
+        try:
+            task = self.made(fut, result)
+        except McpError:
+            return False  # settling reports it
+        if task is None:
+            return False
+        _start_thread(self._follow, "mcp_min-task-%s" % fut.id, (task, fut), "follow a task")
+        return True
+
+    def _follow(self, task, fut):
+        outcome = task._follow_call(fut)
+        fut._put(outcome if isinstance(outcome, BaseException) else _response(fut.id, outcome))
+
+    def follow_here(self, fut, result):
+        """From settling, on the waiting thread: the final result of a call that became a
+        task (then followed here), or ``result`` itself."""
+        task = self.made(fut, result)
+        if task is None:
+            return result
+        outcome = task._follow_call(fut)
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return outcome
+
+    # -- what the server pushes ------------------------------------------------------
+    def add(self, task):
+        with self._lock:
+            self._by_id[task.id] = task
+
+    def forget(self, task):
+        with self._lock:
+            for token in [k for k, t in self._tokens.items() if t is task]:
+                del self._tokens[token]
+
+    def status(self, params):
+        """notifications/tasks/status (2025-11-25) or notifications/tasks (2026-07-28)."""
+        with self._lock:
+            task = self._by_id.get(params.get("taskId"))
+        if task is not None:
+            task._push(params)
+
+    def progress(self, params):
+        """A 2025-11-25 task's progress (it keeps its call's token); False when not one of ours."""
+        with self._lock:
+            task = self._tokens.get(params.get("progressToken"))
+        if task is None:
+            return False
+        task._on_progress(params)
+        return True
+
+    def end_all(self, error):
+        """The connection is gone: every task being followed ends its wait at once."""
+        with self._lock:
+            tasks = list(self._by_id.values())
+        for task in tasks:
+            task._end(ConnectionClosed("%s before task %s ended" % (getattr(error, "summary", error), task.id),
+                                       getattr(error, "returncode", None), getattr(error, "stderr", ()),
+                                       getattr(error, "detail", "")))
+
+
+class Task(object):
+    """A tool call the server runs in the background (MCP tasks, both eras).
+
+    ``call()`` and ``submit()`` follow such calls on their own; a Task is for
+    work that outlives one call: ``client.start(...)`` makes one and
+    ``client.task(task_id)`` re-attaches to one by id, e.g. from a later
+    process (when the server keeps its tasks that long).
+
+    ``id`` is the server's task id; None when the server answered at once
+    instead of making a task (the result is then already there).
+    """
+
+    def __init__(self, session, task_id, state=None, progress=None, outcome=None):
+        self._session = session
+        self.id = task_id
+        self._modern = session.modern
+        self._progress = progress
+        self._numbers = (0, None)  # the latest progress/total, for status messages
+        self._reported = None
+        self._cond = threading.Condition()
+        self._state = None  # the latest task fields seen (poll or push)
+        self._fresh = False  # a pushed state arrived that the loop has not looked at
+        self._following = False
+        self._outcome = outcome  # the final result dict, or the McpError the task ended with
+        self._answered = set()  # input request keys already answered (2026-07-28)
+        self._sub = None
+        if task_id is not None:
+            session.tasks.add(self)
+        if state is not None:
+            self._update(state)
+
+    def __repr__(self):
+        return "<mcp_min.Task %s %s>" % (self.id, (self._state or {}).get("status"))
+
+    # -- public ---------------------------------------------------------------
+    def status(self, *, timeout=_DEFAULT):
+        """The task's state now (``tasks/get``): a dict with ``status``
+        (working, input_required, completed, failed, cancelled), ``statusMessage``,
+        ``createdAt``, the suggested poll interval..."""
+        if self.id is None:
+            return {"status": "failed" if isinstance(self._outcome, BaseException) else "completed"}
+        wait = _timeout_arg(timeout, self._session.timeout)
+        return dict(self._get(None, _deadline_after(wait)))
+
+    def result(self, timeout=_DEFAULT):
+        """Wait for the outcome and return what ``call()`` would (ToolError when the tool
+        failed, RequestError for a failed task, RequestCancelled for a cancelled one).
+
+        While waiting, the task is followed: polled at the server's interval and its
+        input requests answered with the client's callbacks.  ``timeout`` bounds this
+        wait only (default: the client's timeout; None: no bound); RequestTimeout
+        then leaves the task running, to wait again or ``cancel()``."""
+        wait = _timeout_arg(timeout, self._session.timeout)
+        limit = _deadline_after(wait)
+        try:
+            outcome = self._await(None, limit)
+        except _Expired:
+            raise RequestTimeout("task %s did not end within %.3g s (it goes on)" % (self.id, wait))
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return _tool_value(outcome)
+
+    def cancel(self):
+        """Cancel the task (``tasks/cancel``); ``result()`` then raises RequestCancelled.
+        Returns False when the server says it had already ended."""
+        if self.id is None:
+            return False
+        return self._abandon(RequestCancelled("task %s was cancelled by the client" % self.id), strict=True)
+
+    # -- following ------------------------------------------------------------
+    def _follow_call(self, fut):
+        """Follow the task a tool call became, to its outcome (a result dict or an McpError);
+        at the call's deadline, or on a failure of ours, the task is cancelled."""
+        try:
+            return self._await(fut.deadline, None)
+        except _Expired:
+            outcome = RequestTimeout("no outcome of %s (task %s) within %.3g s; task cancelled"
+                                     % (fut.method, self.id, fut.timeout))
+        except ConnectionClosed as e:
+            return e
+        except McpError as e:
+            outcome = e  # (input we cannot give...): nobody will follow the task any more
+        except Exception as e:  # never leave the caller waiting
+            _log.exception("following task %s failed", self.id)
+            outcome = McpError("following task %s failed: %r" % (self.id, e))
+        self._abandon(outcome, force=True)
+        return self._outcome
+
+    def _await(self, deadline, limit):
+        """The outcome, following the task unless another thread already does (then wait for it)."""
+        with self._cond:
+            while self._outcome is None and self._following:
+                left = _time_left(deadline, limit)
+                if left is not None and left <= 0:
+                    raise _Expired(deadline is not None and time.monotonic() >= deadline)
+                self._cond.wait(left)
+            if self._outcome is not None:
+                return self._outcome
+            self._following = True
+        try:
+            return self._drive(deadline, limit)
+        finally:
+            with self._cond:
+                self._following = False
+                self._cond.notify_all()
+
+    def _drive(self, deadline, limit):
+        backoff = TASK_POLL_FLOOR
+        if self._modern:
+            self._listen()
+        try:
+            while True:
+                with self._cond:
+                    if self._outcome is not None:
+                        return self._outcome
+                    state, self._fresh = self._state, False
+                if state is not None:
+                    outcome = self._step(state, deadline, limit)
+                    if outcome is not None:
+                        return self._end(outcome)
+                    wait = self._interval(state, backoff)
+                    backoff = min(backoff * 2, TASK_POLL_BACKOFF)
+                    left = _time_left(deadline, limit)
+                    with self._cond:
+                        if not self._fresh and self._outcome is None and (left is None or left > 0):
+                            self._cond.wait(wait if left is None else min(wait, left))
+                        if self._fresh or self._outcome is not None:
+                            continue  # a pushed state: look at it before polling
+                    self._check_push()
+                left = _time_left(deadline, limit)
+                if left is not None and left <= 0:
+                    raise _Expired(deadline is not None and time.monotonic() >= deadline)
+                self._get(deadline, limit)
+        except RequestTimeout:
+            left = _time_left(deadline, limit)
+            if left is not None and left <= 0:  # a request cut short by the deadline itself
+                raise _Expired(deadline is not None and time.monotonic() >= deadline)
+            raise
+        finally:
+            if self._sub is not None:
+                self._sub.close()
+                self._sub = None
+
+    def _interval(self, state, backoff):
+        hint = state.get("pollIntervalMs" if self._modern else "pollInterval")
+        if type(hint) in (int, float) and hint == hint:
+            return min(max(hint / 1000.0, TASK_POLL_FLOOR), TASK_POLL_CEILING)
+        return backoff
+
+    def _step(self, state, deadline, limit):
+        """Act on a state; returns the outcome once there is one."""
+        status = state.get("status")
+        if status == "cancelled":
+            why = state.get("statusMessage")
+            return RequestCancelled("task %s was cancelled%s" % (self.id, ": %s" % why if why else ""))
+        if self._modern:
+            if status == "completed":
+                result = state.get("result")
+                if not isinstance(result, dict):
+                    return McpError("task %s completed without a result object" % self.id)
+                return result
+            if status == "failed":
+                return _error_from({"error": state.get("error")}, "tools/call")
+            if status == "input_required":
+                self._give_input(state.get("inputRequests"), deadline, limit)
+                return None
+        elif status in ("completed", "failed", "input_required"):
+            # tasks/result gives the outcome; while input is required it also brings the
+            # server's requests (answered by the session's callbacks) and waits for the end.
+            left = _time_left(deadline, limit)
+            wait = (None if left is None else max(left, 0)) if status == "input_required" else \
+                self._session.timeout if left is None else min(self._session.timeout, max(left, 0))
+            try:
+                return self._session.request("tasks/result", {"taskId": self.id}, wait)
+            except RequestError as e:
+                return type(e)(e.code, e.message, e.data, "tools/call")
+        if status in ("working", "input_required"):
+            return None
+        return McpError("task %s has an unknown status %r" % (self.id, status))
+
+    def _give_input(self, requests, deadline, limit):
+        """Answer the input requests not answered yet, with tasks/update (2026-07-28)."""
+        if not isinstance(requests, dict):
+            return
+        responses = {}
+        for key, ask in requests.items():
+            if key in self._answered:  # (the server may list it until it has taken our answer)
+                continue
+            ask = ask if isinstance(ask, dict) else {}
+            try:
+                responses[key] = self._session.inbox.serve(ask.get("method"), ask.get("params") or {})
+            except RequestError as e:
+                raise McpError("task %s needs %s input, which this client cannot give: %s"
+                               % (self.id, ask.get("method"), e.message))
+        if responses:
+            self._request("tasks/update", {"taskId": self.id, "inputResponses": responses}, deadline, limit)
+            self._answered.update(responses)
+
+    def _get(self, deadline, limit):
+        result = self._request("tasks/get", {"taskId": self.id}, deadline, limit)
+        state = {k: v for k, v in result.items() if k not in ("resultType", "_meta")}
+        if not isinstance(state.get("status"), str):
+            raise McpError("tasks/get answered without a status: %s" % _shorten(_dumps_for_humans(result), 300))
+        self._update(state)
+        return state
+
+    def _request(self, method, params, deadline, limit):
+        """One request about the task, with its own timeout (never past the deadline or limit)."""
+        left = _time_left(deadline, limit)
+        timeout = self._session.timeout if left is None else max(min(self._session.timeout, left), 0.001)
+        return self._session.request(method, params, timeout)
+
+    # -- status -----------------------------------------------------------------
+    def _update(self, state):
+        with self._cond:
+            old = self._state
+            if old is not None and (old.get("status") in _TERMINAL and state.get("status") not in _TERMINAL
+                                    or _older(state.get("lastUpdatedAt"), old.get("lastUpdatedAt"))):
+                return  # a stale report (polls and pushes cross): an ended task stays ended
+            self._state = state
+        self._report(state)
+
+    def _push(self, params):
+        """notifications/tasks/status (2025-11-25) or notifications/tasks (2026-07-28)."""
+        state = {k: v for k, v in params.items() if k != "_meta"}
+        if not isinstance(state.get("status"), str):
+            return
+        self._update(state)
+        with self._cond:
+            self._fresh = True
+            self._cond.notify_all()
+
+    def _report(self, state):
+        """Status changes go to the call's progress callback: (latest progress, total, message)."""
+        text = "task %s" % state.get("status")
+        if state.get("statusMessage"):
+            text += ": %s" % state["statusMessage"]
+        if self._progress is not None and text != self._reported:
+            self._reported = text
+            self._session.inbox.events.put(self._progress, self._numbers[0], self._numbers[1], text)
+
+    def _on_progress(self, params):
+        self._numbers = (params.get("progress"), params.get("total"))
+        self._session.inbox.events.put(self._progress, params.get("progress"), params.get("total"),
+                                  params.get("message"))
+
+    def _listen(self):
+        """Ask for pushed status (2026-07-28) where the server has the extension; polling goes on."""
+        session = self._session
+        ext = session.server_capabilities.get("extensions") if isinstance(session.server_capabilities, dict) \
+            else None
+        if session.tasks.push is False or not isinstance(ext, dict) or TASKS_EXTENSION not in ext:
+            return
+        sub = Subscription(session, None, False, False, False, ())
+        try:
+            session.listen(sub, {"taskIds": [self.id]})
+        except McpError as e:
+            _log.debug("no task status stream: %s", e)
+            return
+        self._sub = sub
+
+    def _check_push(self):
+        """Stop listening when the server does not push this task's status (and stop asking)."""
+        sub = self._sub
+        if sub is None:
+            return
+        ack = sub.acknowledged
+        if sub.ended.is_set() or (ack is not None and self.id not in (
+                ack.get("taskIds") or () if isinstance(ack, dict) else ())):
+            self._session.tasks.push = False
+            sub.close()
+            self._sub = None
+
+    # -- ending -----------------------------------------------------------------
+    def _end(self, outcome):
+        with self._cond:
+            if self._outcome is None:
+                self._outcome = outcome
+            self._cond.notify_all()
+        self._session.tasks.forget(self)
+        return self._outcome
+
+    def _abandon(self, error, strict=False, force=False):
+        """Cancel the task on the server (tasks/cancel); then it ends with ``error``.
+
+        Returns False, leaving the task be, when the server says it had ended (-32602);
+        ``force`` ends it here anyway.  Other failures raise when ``strict``."""
+        with self._cond:
+            if self._outcome is not None:
+                return False
+        try:
+            self._session.request("tasks/cancel", {"taskId": self.id},
+                                  min(self._session.timeout, TASK_CANCEL_TIMEOUT))
+        except McpError as e:
+            _log.debug("tasks/cancel %s: %s", self.id, e)
+            if isinstance(e, RequestError) and e.code == INVALID_PARAMS and not force:
+                return False  # it had ended already: its outcome stands
+            if strict and not isinstance(e, RequestError):
+                raise
+        self._end(error)
+        return True
 
 
 # ---------------------------------------------------------------------------
@@ -2995,7 +3557,13 @@ class Client(object):
         roots: a list of paths or ``file://`` URIs, or a callable returning a
             ``{"roots": [...]}`` result; declares the roots capability.
         sampling, elicitation: callables ``f(params) -> result dict`` for the
-            server's sampling/createMessage and elicitation/create requests.
+            server's sampling/createMessage and (form mode) elicitation/create
+            requests.
+        url_elicitation: ``f(params) -> {"action": "accept" | "decline" | "cancel"}``
+            for URL-mode elicitation (2025-11-25 and later): show the user
+            ``params["message"]`` and the full ``params["url"]``, open it only with
+            their consent, and return once they agreed (for a request refused with
+            -32042: once they are done there; the request is then repeated once).
         on_log: ``f(level, logger, data)`` for the server's log messages
             (default: the ``mcp_min.server`` logger).
         on_notification: ``f(method, params)`` for other notifications.
@@ -3017,7 +3585,8 @@ class Client(object):
 
     def __init__(self, server, *, timeout=DEFAULT_TIMEOUT, protocol_version="auto", env=None, inherit_env=False,
                  cwd=None, headers=None, roots=None, sampling=None, elicitation=None, on_log=None,
-                 on_notification=None, on_stderr=None, client_info=None, probe_timeout=PROBE_TIMEOUT, auth=None):
+                 on_notification=None, on_stderr=None, client_info=None, probe_timeout=PROBE_TIMEOUT, auth=None,
+                 url_elicitation=None):
         timeout = _client_timeout(timeout, "timeout")
         probe_timeout = _client_timeout(probe_timeout, "probe_timeout")
         if isinstance(server, str) and server.split("://", 1)[0].lower() in ("http", "https"):
@@ -3037,8 +3606,8 @@ class Client(object):
                 stderr = (lambda line: events.put(on_stderr, line)) if on_stderr is not None else None
                 return _StdioTransport(argv, env, inherit_env, cwd, stderr, timeout)
         session = _Session(make_transport, timeout, protocol_version, probe_timeout, client_info, roots=roots,
-                           sampling=sampling, elicitation=elicitation, on_log=on_log,
-                           on_notification=on_notification)
+                           sampling=sampling, elicitation=elicitation, url_elicitation=url_elicitation,
+                           on_log=on_log, on_notification=on_notification)
         self._session = session
         # A dropped Client still reaps its server: the session holds no reference back to us.
         # (On PyPy, without reference counting, that happens at a collection or at exit.)
@@ -3093,6 +3662,10 @@ class Client(object):
         content list.  ``progress(progress, total, message)`` receives progress
         notifications.
 
+        A tool the server runs as a task is followed to its end: the value comes
+        the same way, ``progress`` also receives its status changes, and
+        ``timeout`` bounds the whole task (when it passes, the task is cancelled).
+
         Raises ToolError when the tool reports failure, RequestError for a
         protocol error, RequestTimeout, ConnectionClosed.
         """
@@ -3114,7 +3687,28 @@ class Client(object):
         self, name, arguments = _positional(args, ("name", "arguments"), "submit(name, arguments=None, **kwargs)")
         return self._tool_future(name, arguments, kwargs, timeout, progress, _tool_value, False)
 
-    def _tool_future(self, name, arguments, kwargs, timeout, progress, finish, wait_here):
+    def start(*args, timeout=_DEFAULT, ttl=None, progress=None, **kwargs):
+        """start(name, arguments=None, /, *, timeout=None, ttl=None, progress=None, **kwargs)
+
+        Call a tool as a task and return the Task at once (``.id``, ``.status()``,
+        ``.result(timeout)``, ``.cancel()``), for work that outlives one call.
+
+        2025-11-25 servers are asked for a task when the tool allows one
+        (``execution.taskSupport`` optional or required), kept ``ttl`` seconds if
+        given; 2026-07-28 servers decide themselves.  A server that answers at once
+        gives a Task whose ``id`` is None, its result already there.  ``timeout``
+        bounds getting the task made, not the task.
+        """
+        self, name, arguments = _positional(args, ("name", "arguments"), "start(name, arguments=None, **kwargs)")
+        return self._tool_future(name, arguments, kwargs, timeout, progress, _TASK_HANDLE, True, ttl).result()
+
+    def task(self, task_id, *, progress=None):
+        """The task with this id (from ``start()``, perhaps in an earlier process), to follow again."""
+        if not isinstance(task_id, str):
+            raise ValueError("a task id is a string, not %r" % (task_id,))
+        return Task(self._session, task_id, None, progress)
+
+    def _tool_future(self, name, arguments, kwargs, timeout, progress, finish, wait_here, ttl=None):
         if not isinstance(name, str):
             raise ValueError("the tool name must be a string, not %r" % (name,))
         args = dict(arguments) if arguments else {}
@@ -3124,8 +3718,14 @@ class Client(object):
         session = self._session
         if session.era.tool_headers is None and session.modern and session.transport.carries_headers:
             session.list_tools(True)  # x-mcp-header markings must be known before calling over HTTP
-        return session.submit("tools/call", {"name": name, "arguments": args}, timeout, progress, finish, wait_here,
-                              keepalive=self)
+        params = {"name": name, "arguments": args}
+        support = session.tasks.support(name)  # (2025-11-25: ask for a task where the tool wants one)
+        if support == "required" or support == "optional" and finish is _TASK_HANDLE:
+            keep = _timeout_arg(ttl, None, "ttl")
+            params["task"] = {} if keep is None else {"ttl": int(keep * 1000)}
+        # Nobody waits on a submitted call: a task it becomes is followed by a thread of its own.
+        return session.submit("tools/call", params, timeout, progress, finish, wait_here, keepalive=self,
+                              intercept=None if wait_here else session.tasks.intercept)
 
     def list_tools(self, refresh=False):
         """All tools (every page).  Served from cache while the server's ``ttlMs`` allows,
@@ -3979,6 +4579,8 @@ commands:
   prompt NAME [key=value ...]  get a prompt
   ping                      check the server answers
   raw METHOD [JSON]         send any request, print the raw result
+  task ID                   wait (up to --timeout) for a task and print its value;
+                            with --json print its status now
 
 exit status: 0 ok, 1 tool or protocol error, 2 usage, 3 connection failure"""
 
@@ -4166,8 +4768,35 @@ def _run_call(client, parsed, as_json):
 
 
 def _show_progress(done, total, message):
+    if isinstance(message, str) and message.startswith("task ") and not done and total is None:
+        print("mcp_min: %s" % message, file=sys.stderr, flush=True)  # a task's status
+        return
     print("progress: %s%s%s" % (done, "/%s" % total if total is not None else "", " %s" % message if message else ""),
           file=sys.stderr, flush=True)
+
+
+def _cli_url_elicitation(params):
+    """URL-mode elicitation on the command line: show the URL; on a terminal, offer a browser."""
+    import urllib.parse
+    url = str(params.get("url", ""))
+    host = urllib.parse.urlsplit(url).hostname or "?"
+    print("mcp_min: the server asks you to visit a URL: %s" % params.get("message", ""), file=sys.stderr)
+    print("  %s\n  (site: %s%s)" % (url, host, "; an internationalized name, check it" if "xn--" in host else ""),
+          file=sys.stderr, flush=True)
+    if not (sys.stdin is not None and sys.stdin.isatty() and sys.stderr.isatty()):
+        return {"action": "cancel"}  # nobody here to agree
+    if input("Open it in your browser? [y/N] ").strip().lower() not in ("y", "yes"):
+        return {"action": "decline"}
+    import webbrowser
+    webbrowser.open(url)
+    input("Press Enter when you are done there... ")
+    return {"action": "accept"}
+
+
+def _run_task(client, task_id, as_json):
+    task = client.task(task_id, progress=_show_progress)
+    _print(task.status() if as_json else task.result(), as_json)
+    return 0
 
 
 def _run_resources(client, parsed, as_json):
@@ -4232,6 +4861,7 @@ _COMMANDS = {
     "prompt": (1, lambda args: (args[0], _key_values(args[1:], as_json=False)), _run_prompt),
     "ping": (0, lambda args: None, _run_ping),
     "raw": (1, _raw_args, lambda client, parsed, as_json: _print(client.request(*parsed), True) or 0),
+    "task": (1, lambda args: args[0], _run_task),
 }
 
 
@@ -4259,7 +4889,8 @@ def main(argv=None):
         auth = OAuth(client_id=opts.client_id, client_secret=opts.client_secret) if (
             opts.oauth or opts.client_id) else None
         with Client(server, timeout=opts.timeout, protocol_version=opts.protocol_version, env=env,
-                    inherit_env=opts.inherit_env, headers=headers, auth=auth) as client:
+                    inherit_env=opts.inherit_env, headers=headers, auth=auth,
+                    url_elicitation=_cli_url_elicitation) as client:
             return _COMMANDS[opts.command][2](client, parsed, opts.json)
     except (ConnectionClosed, RequestTimeout) as e:
         status, message = 3, str(e)  # (with the server's last stderr lines, when it has some)

@@ -101,8 +101,17 @@ def settle(fut, answer):
     return answer
 
 
+def withdraw(d):
+    def end(fut, error):
+        if d.withdraw(fut.id) is None:
+            return False
+        fut._put(error)
+        return True
+    return end
+
+
 def pending(d, method="m", timeout=5.0):
-    fut = mcp_min.Future(d.next_id(), method, {}, timeout, None, settle, lambda f, r: d.withdraw(f.id) is not None)
+    fut = mcp_min.Future(d.next_id(), method, {}, timeout, None, settle, withdraw(d))
     d.add(fut)
     return fut
 
@@ -156,7 +165,7 @@ def test_future_result_from_many_threads_settles_once():
     d, _ = make_dispatcher()
     settled = []
     fut = mcp_min.Future(d.next_id(), "m", {}, 5.0, None, lambda f, a: settled.append(a) or len(settled),
-                         lambda f, r: d.withdraw(f.id))
+                         withdraw(d))
     d.add(fut)
     out = []
     threads = [threading.Thread(target=lambda: out.append(fut.result())) for _ in range(8)]

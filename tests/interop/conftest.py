@@ -52,3 +52,10 @@ def everything_sse_url(tmp_path_factory):
     """server-everything over the legacy HTTP+SSE transport (one per module)."""
     yield from _serve(tmp_path_factory, "everything-sse", peers.npm_missing(),
                       lambda log: peers.start_everything("sse", log))
+
+
+@pytest.fixture(scope="module")
+def fastmcp_tasks_http_url(tmp_path_factory):
+    """The FastMCP 4.1.4 + fastmcp-tasks server over Streamable HTTP (one per module)."""
+    yield from _serve(tmp_path_factory, "fastmcp-tasks-http", peers.fastmcp_tasks_missing(),
+                      peers.start_fastmcp_tasks_http)

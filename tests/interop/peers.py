@@ -29,6 +29,8 @@ CONFORMANCE_JS = {
 }
 LOOPBACK_PRELOAD = os.path.join(HERE, "loopback_only.cjs")  # node servers bind 127.0.0.1 only
 SDK_SERVER = os.path.join(HERE, "sdk_server.py")
+FASTMCP_TASKS_PYTHON = os.path.join(CACHE, "venv-fastmcp-tasks", "bin", "python")
+FASTMCP_TASKS_SERVER = os.path.join(HERE, "fastmcp_tasks_server.py")
 
 INSTALL_HINT = "run `bash .ci/install-peers`"
 
@@ -37,6 +39,14 @@ def venv_missing():
     """Why the Python SDK peer cannot run, or None."""
     if not os.path.isfile(VENV_PYTHON):
         return ".cache/venv is missing (the mcp 2.3.0 SDK peer is not installed; %s)" % INSTALL_HINT
+    return None
+
+
+def fastmcp_tasks_missing():
+    """Why the FastMCP tasks peer cannot run, or None."""
+    if not os.path.isfile(FASTMCP_TASKS_PYTHON):
+        return (".cache/venv-fastmcp-tasks is missing (fastmcp 4.1.4 + fastmcp-tasks 4.1.4 are not installed; %s)"
+                % INSTALL_HINT)
     return None
 
 
@@ -127,6 +137,18 @@ def start_everything(mode, log_path=None):
     peer.wait_listening(port)
     path = "mcp" if mode == "streamableHttp" else "sse"
     return peer, "http://127.0.0.1:%d/%s" % (port, path)
+
+
+def start_fastmcp_tasks_http(log_path=None):
+    """The FastMCP tasks server over Streamable HTTP; returns (peer, url)."""
+    port = free_port()
+    peer = Peer([FASTMCP_TASKS_PYTHON, FASTMCP_TASKS_SERVER, "http", str(port)], log_path=log_path)
+    peer.wait_listening(port)
+    return peer, "http://127.0.0.1:%d/mcp" % port
+
+
+def fastmcp_tasks_stdio_argv():
+    return [FASTMCP_TASKS_PYTHON, FASTMCP_TASKS_SERVER, "stdio"]
 
 
 def everything_stdio_argv():
