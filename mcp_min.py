@@ -125,7 +125,18 @@ GET_STREAM_RETRY = 1.0  # seconds between its reconnects when the server named n
 GET_STREAM_READY = 5.0  # seconds we wait for the GET stream to open before notifications/initialized.
 SESSION_DELETE_TIMEOUT = 5.0  # seconds for the DELETE that ends an HTTP session on close().
 DEADLINE_THREAD_IDLE = 30.0  # seconds the deadline thread waits for work before it exits.
-MAX_AUTH_RETRIES = 2  # authorizations for one HTTP request: a 401, then one 403 step-up.
+# Authorization: the auth plug-in interface and OAuth (see that section).
+MAX_AUTH_RETRIES = 3  # repeats of one HTTP request after auth challenges: a 401 (authorize or refresh),
+#                       a DPoP nonce, a 403 step-up; beyond that the server is refusing us.
+MAX_STEP_UPS = 3  # 403 insufficient_scope re-authorizations per OAuth object: each may open a browser.
+DPOP_NONCE_RETRIES = 1  # a use_dpop_nonce answer is retried once per request (RFC 9449 8, 9); twice is a refusal.
+MAX_AUTH_RESPONSE_BYTES = 1024 * 1024  # metadata, token and registration answers are a few KiB.
+MAX_ASSERTION_BYTES = 64 * 1024  # a workload identity token (jwt-bearer assertion) is a JWT of a few KiB.
+TOKEN_EXPIRY_MARGIN = 30.0  # seconds before its expiry a token is refreshed, so it does not expire in flight.
+CLIENT_ASSERTION_LIFETIME = 300  # seconds a private_key_jwt client assertion is valid: short, as RFC 7523 asks.
+LOGIN_TIMEOUT_FACTOR = 10  # the browser step may take this many OAuth timeouts: a person is typing.
+LOOPBACK_IDLE_TIMEOUT = 10.0  # seconds a connection to the redirect listener may stay silent (preconnects).
+MAX_LOOPBACK_CONNECTIONS = 16  # connections the redirect listener serves at once; more are closed at once.
 TASK_POLL_FLOOR = 0.1  # seconds: a task is never polled faster, whatever interval the server suggests.
 TASK_POLL_CEILING = 30.0  # seconds: nor more slowly (a forgotten server must still be noticed).
 TASK_POLL_BACKOFF = 1.0  # no suggestion: poll at the floor, doubling the wait up to this.
@@ -840,6 +851,11 @@ def _param_headers(tool):
     return found
 
 
+def _b64url(data):
+    """Base64url without padding (JOSE, PKCE)."""
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
 def _media_type(headers):
     """The lower-cased media type of a Content-Type header, without parameters."""
     return (headers.get("Content-Type") or "").split(";")[0].strip().lower()
@@ -1537,6 +1553,9 @@ class _Answer(object):
             while True:
                 piece = self._resp.read(HTTP_READ_CHUNK)
                 if not piece:
+                    # http.client ends a body cut short quietly: it must not pass for a whole one.
+                    if self._resp.length or getattr(self._conn, "mcp_min_cut", False):
+                        raise http.client.IncompleteRead(b"".join(parts), self._resp.length)
                     return b"".join(parts)
                 size += len(piece)
                 if size > limit:
@@ -1671,9 +1690,9 @@ class _HttpEngine(object):
 
     def _follow(self, method, url, headers, body, deadline, cut, secure):
         import urllib.parse
-        for _ in range(HTTP_MAX_REDIRECTS + 1):
+        for hop in range(HTTP_MAX_REDIRECTS + 1):
             if secure:
-                _check_secure(url)
+                _check_secure(url, "follow a redirect to" if hop else "fetch")
             answer = self._send(method, url, headers, body, deadline, cut)
             location = answer.headers.get("Location")
             if answer.status in (301, 302, 303, 307, 308) and method == "GET" and location:
@@ -1795,11 +1814,11 @@ class _HttpEngine(object):
             conn.close()
 
 
-def _check_secure(url):
+def _check_secure(url, what="fetch"):
     scheme, host, _ = _origin(url)
     if not (scheme == "https" or scheme == "http" and _is_loopback(host)):
-        raise McpError("refusing to fetch %s: only https (or http on this machine) is allowed here"
-                       % _shorten(url, 200))
+        raise McpError("refusing to %s %s: only https (or http on this machine) is allowed here"
+                       % (what, _shorten(url.split("?")[0], 200)))
 
 
 def _pump_sse(answer, parser, on_event):
@@ -3589,6 +3608,8 @@ class Client(object):
                  url_elicitation=None):
         timeout = _client_timeout(timeout, "timeout")
         probe_timeout = _client_timeout(probe_timeout, "probe_timeout")
+        if auth is not None and not callable(getattr(auth, "headers", None)):
+            raise ValueError("auth must have a headers(method, url) method (see OAuth), not %r" % (auth,))
         if isinstance(server, str) and server.split("://", 1)[0].lower() in ("http", "https"):
             headers = _clean_headers(headers)
 
@@ -3864,65 +3885,96 @@ class Client(object):
 
 
 # ---------------------------------------------------------------------------
-# Auth plug-in: OAuth 2.1 for HTTP servers.  A transport knows only the two
-# methods of the plug-in interface (any object with them will do):
-#   headers(method, url) -> dict     headers for this request (Authorization, DPoP)
-#   challenge(method, url, status, headers, sent) -> bool
-#                                    after a 401/403: True to get headers() again
-#                                    and repeat (at most MAX_AUTH_RETRIES times)
-# OAuth implements them with discovery (RFC 9728, RFC 8414, OpenID), client
-# registration (pre-registered, Client ID Metadata Documents, RFC 7591),
-# authorization code + PKCE, refresh, step-up, client_credentials (secret or
-# ES256 private_key_jwt) and cross-app access (RFC 8693 + RFC 7523).
+# Auth plug-in: OAuth 2.1 for HTTP servers, an add-on that nothing above depends on.
+#
+# The auth plug-in interface.  A transport talks to its ``auth=`` object through
+# two duck-typed methods and nothing else, so any object offering them works:
+#   auth.headers(method, url) -> dict
+#       headers to add to this HTTP request (Authorization, DPoP ...); {} for none.
+#   auth.challenge(method, url, status, response_headers, sent_headers) -> bool
+#       the request was answered 401 or 403; True means "call headers() again and
+#       repeat the request".  The transport bounds the repeats (MAX_AUTH_RETRIES);
+#       an object without challenge() is never asked, and nothing is repeated.
+# OAuth implements both: discovery (RFC 9728, RFC 8414, OpenID Connect), client
+# registration (pre-registered, Client ID Metadata Documents, RFC 7591), grants
+# (authorization code + PKCE with refresh and step-up; client_credentials with a
+# secret or an ES256 private_key_jwt; RFC 7523 jwt-bearer for workload identity;
+# cross-app access = RFC 8693 token exchange + jwt-bearer) and RFC 9449 DPoP.
+# All its HTTP goes through OAuth._fetch: https only (plain http only to a loopback
+# host), no credentials across origins on a redirect, a deadline on every exchange.
 # ---------------------------------------------------------------------------
 
-MAX_STEP_UPS = 3  # 403 insufficient_scope re-authorizations per OAuth object
 _SECRET_PARAMS = ("client_secret", "code", "code_verifier", "refresh_token", "client_assertion", "assertion",
                   "subject_token", "access_token", "id_token")
 _GRANT_JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 _GRANT_TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
-
-
-def _b64url(data):
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
-
+_GRANTS = ("authorization_code", "client_credentials", "cross_app_access", "jwt-bearer")
 
 # -- ES256 (ECDSA over NIST P-256 with SHA-256), pure Python ---------------------
 # Deterministic nonces (RFC 6979), so signatures are reproducible and testable.
+# Not constant-time: Python integers and the double-and-add loop take time that
+# depends on the secret.  Acceptable here because these keys only sign short-lived
+# client assertions and DPoP proofs, each sent over the network after seconds of
+# other work: recovering a key from timing needs many precisely timed signatures,
+# which a remote peer cannot take.  Two cheap measures keep the classic leaks shut
+# anyway: RFC 6979 nonces are never reused or biased, and every nonce is padded to
+# the same bit length (k + n or k + 2n), so the loop length says nothing about it.
+# Keys that guard more deserve a vetted constant-time library.
 
 _P256_P = 0xFFFFFFFF00000001000000000000000000000000FFFFFFFFFFFFFFFFFFFFFFFF
-_P256_A = _P256_P - 3
 _P256_B = 0x5AC635D8AA3A93E7B3EBBD55769886BC651D06B0CC53B0F63BCE3C3E27D2604B
 _P256_N = 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551
 _P256_G = (0x6B17D1F2E12C4247F8BCE6E563A440F277037D812DEB33A0F4A13945D898C296,
            0x4FE342E2FE1A7F9B8EE7EB4A7C0F9E162BCE33576B315ECECBB6406837BF51F5)
+_INFINITY = (1, 1, 0)  # Jacobian coordinates (X, Y, Z) stand for (X/Z², Y/Z³); Z = 0 is infinity
 
 
-def _ec_add(p1, p2):
-    """Affine point addition on P-256; None is the point at infinity."""
-    if p1 is None:
-        return p2
-    if p2 is None:
-        return p1
-    (x1, y1), (x2, y2) = p1, p2
-    if x1 == x2:
-        if (y1 + y2) % _P256_P == 0:
-            return None
-        slope = (3 * x1 * x1 + _P256_A) * pow(2 * y1, _P256_P - 2, _P256_P) % _P256_P
-    else:
-        slope = (y2 - y1) * pow(x2 - x1, _P256_P - 2, _P256_P) % _P256_P
-    x3 = (slope * slope - x1 - x2) % _P256_P
-    return x3, (slope * (x1 - x3) - y1) % _P256_P
+def _ec_double(pt):
+    """2·pt in Jacobian coordinates (P-256 has a = -3)."""
+    x, y, z = pt
+    if not z or not y:
+        return _INFINITY
+    p = _P256_P
+    yy = y * y % p
+    s = 4 * x * yy % p
+    zz = z * z % p
+    m = 3 * (x - zz) * (x + zz) % p
+    x3 = (m * m - 2 * s) % p
+    return x3, (m * (s - x3) - 8 * yy * yy) % p, 2 * y * z % p
+
+
+def _ec_add_affine(pt, q):
+    """pt (Jacobian) + q (affine): no modular inversion on the way."""
+    x1, y1, z1 = pt
+    if not z1:
+        return q[0], q[1], 1
+    p = _P256_P
+    zz = z1 * z1 % p
+    h = (q[0] * zz - x1) % p
+    r = (q[1] * z1 * zz - y1) % p
+    if not h:
+        return _ec_double(pt) if not r else _INFINITY
+    hh = h * h % p
+    hhh = h * hh % p
+    v = x1 * hh % p
+    x3 = (r * r - hhh - 2 * v) % p
+    return x3, (r * (v - x3) - y1 * hhh) % p, z1 * h % p
 
 
 def _ec_mul(k, point):
-    result = None
-    while k:
-        if k & 1:
-            result = _ec_add(result, point)
-        point = _ec_add(point, point)
-        k >>= 1
-    return result
+    """k·point for an affine point on P-256: an affine (x, y), or None for infinity."""
+    acc = _INFINITY
+    for bit in bin(k)[2:]:
+        acc = _ec_double(acc)
+        if bit == "1":
+            acc = _ec_add_affine(acc, point)
+    x, y, z = acc
+    if not z:
+        return None
+    p = _P256_P
+    zi = pow(z, p - 2, p)
+    zi2 = zi * zi % p
+    return x * zi2 % p, y * zi2 * zi % p
 
 
 def _es256_sign(d, message):
@@ -3946,7 +3998,8 @@ def _es256_sign(d, message):
         v = mac(key, v)
         k = int.from_bytes(v, "big")
         if 1 <= k < n:
-            r = _ec_mul(k, _P256_G)[0] % n
+            padded = k + n if (k + n).bit_length() > 256 else k + 2 * n  # same point, always 257 bits
+            r = _ec_mul(padded, _P256_G)[0] % n
             s = pow(k, n - 2, n) * (h + r * d) % n
             if r and s:
                 return r, s
@@ -3999,7 +4052,77 @@ def _jwt_es256(claims, private_key, header=None):
     return signing_input + "." + _b64url(r.to_bytes(32, "big") + s.to_bytes(32, "big"))
 
 
-# -- the OAuth client --------------------------------------------------------------
+def _jwt_claims(jwt):
+    """The claims of a compact JWT, unverified ({} when it is not one)."""
+    try:
+        part = jwt.split(".")[1]
+        claims = json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)).decode("utf-8"))
+    except (AttributeError, IndexError, ValueError, TypeError):
+        return {}
+    return claims if isinstance(claims, dict) else {}
+
+
+# -- URLs ----------------------------------------------------------------------------
+
+def _split(url):
+    import urllib.parse
+    try:
+        parts = urllib.parse.urlsplit(url)
+        return parts, (parts.hostname or "").lower(), parts.port
+    except (ValueError, TypeError, AttributeError):  # a malformed port or host
+        return None, "", None
+
+
+def _oauth_origin(url):
+    """scheme://host[:port] of a URL, lower-cased, the default port left out (RFC 6454)."""
+    parts, host, port = _split(url)
+    if parts is None:
+        return ""
+    scheme = parts.scheme.lower()
+    if ":" in host:
+        host = "[%s]" % host
+    if port is not None and port != {"http": 80, "https": 443}.get(scheme):
+        host += ":%d" % port
+    return "%s://%s" % (scheme, host)
+
+
+def _htu(url):
+    """The htu claim of a DPoP proof: the request URI without query and fragment (RFC 9449 4.2)."""
+    parts = _split(url)[0]
+    return _oauth_origin(url) + ((parts.path if parts else "") or "/")
+
+
+def _loopback(host):
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    import ipaddress
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _allowed_url(url):
+    """Authorization traffic is https; plain http only to this machine (the MCP spec's
+    communication security rules; RFC 8252 loopback redirects)."""
+    parts, host, _ = _split(url)
+    scheme = parts.scheme.lower() if parts else ""
+    return bool(host) and (scheme == "https" or (scheme == "http" and _loopback(host)))
+
+
+def _plain_url(url):
+    """A URL as an error may show it: no user info, query or fragment."""
+    parts = _split(url)[0]
+    if parts is None:
+        return _shorten(repr(url), 200)
+    return _shorten("%s://%s%s" % (parts.scheme, parts.netloc.rpartition("@")[2], parts.path), 200)
+
+
+def _check_url(url, what):
+    if not isinstance(url, str) or not _allowed_url(url):
+        raise AuthError("OAuth: refusing to %s %s: authorization traffic must use https (plain http only to "
+                        "a loopback host)" % (what, _plain_url(url)))
+
 
 def _canonical_resource(url):
     """RFC 8707 resource URI of a server URL: lower-case scheme and host, no fragment."""
@@ -4020,494 +4143,345 @@ def _resource_covers(resource, server_url):
     return b.path == prefix or b.path.startswith(prefix + "/") or not prefix
 
 
-class OAuth(object):
-    """OAuth 2.1 for HTTP servers: ``Client(url, auth=OAuth(...))``.
-
-    On a 401 (or a 403 ``insufficient_scope``) the client discovers the
-    authorization server, obtains a token and repeats the request once.
-
-    Args:
-        client_id, client_secret: a pre-registered client.  Without them the
-            client uses ``client_metadata_url`` (a Client ID Metadata Document)
-            when the server supports it, else dynamic client registration.
-        client_metadata_url: the https URL of this client's metadata document.
-        scopes: scopes to ask for (default: what the server's challenge or
-            metadata names).
-        authorize: ``f(authorization_url) -> redirect_url`` runs the user step
-            (headless use, tests).  Without it a browser is opened and the
-            redirect is caught on a loopback port.
-        redirect_uri: the redirect URI (default: ``http://127.0.0.1:<port>/callback``).
-        grant_type: ``"authorization_code"`` (default), ``"client_credentials"``
-            or ``"cross_app_access"`` (an identity provider's ``id_token`` is
-            exchanged at ``idp_token_endpoint`` for an ID-JAG, then for a token).
-        private_key: a P-256 key (PEM, JWK dict) for ``private_key_jwt`` client
-            authentication (ES256).
-        token_store: a file path; tokens and registrations are kept there
-            (mode 0600) across runs.  Default: memory only.
-        client_name: sent in dynamic registration.
-        timeout: seconds for each authorization server request, and for the
-            browser step ten times that.
-    """
-
-    def __init__(self, client_id=None, client_secret=None, client_metadata_url=None, scopes=None,
-                 authorize=None, redirect_uri=None, grant_type="authorization_code", private_key=None,
-                 token_store=None, client_name="mcp_min", id_token=None, idp_token_endpoint=None,
-                 idp_client_id=None, idp_client_secret=None, token_endpoint_auth_method=None,
-                 open_browser=True, timeout=DEFAULT_TIMEOUT):
-        if grant_type not in ("authorization_code", "client_credentials", "cross_app_access"):
-            raise ValueError("grant_type must be authorization_code, client_credentials or cross_app_access")
-        self.client_id, self.client_secret = client_id, client_secret
-        self.client_metadata_url = client_metadata_url
-        self.scopes = scopes.split() if isinstance(scopes, str) else list(scopes) if scopes else None
-        self.authorize, self.redirect_uri = authorize, redirect_uri
-        self.grant_type, self.private_key = grant_type, private_key
-        self.token_store = os.path.expanduser(token_store) if token_store else None
-        self.client_name = client_name
-        self.id_token, self.idp_token_endpoint = id_token, idp_token_endpoint
-        self.idp_client_id, self.idp_client_secret = idp_client_id, idp_client_secret
-        self.token_endpoint_auth_method = token_endpoint_auth_method
-        self.open_browser, self.timeout = open_browser, timeout
-        self._lock = threading.RLock()
-        self._state = {}  # canonical resource -> {"tokens", "issuer", "scope"}
-        self._clients = {}  # issuer -> registered client {"client_id", "client_secret", "method"}
-        self._step_ups = 0
-        self._local = threading.local()  # per request: the token just obtained for it (refused again: give up)
-        self._engine = None
-        if self.token_store and os.path.exists(self.token_store):
-            try:
-                with open(self.token_store, encoding="utf-8") as f:
-                    saved = json.load(f)
-                self._state, self._clients = dict(saved.get("resources") or {}), dict(saved.get("clients") or {})
-            except (OSError, ValueError, AttributeError, TypeError) as e:
-                _log.warning("OAuth: ignoring the unreadable token store %s (%s)", self.token_store, e)
-
-    def __repr__(self):
-        return "OAuth(grant_type=%r, client_id=%r)" % (self.grant_type, self.client_id)
-
-    # -- the plug-in interface ------------------------------------------------------
-    def headers(self, method, url):
-        """The Authorization header for a request to ``url`` (refreshing an expired token)."""
-        if getattr(self._local, "repeat", False):
-            self._local.repeat = False  # the repeat challenge() asked for: keep what it just obtained
-        else:
-            self._local.fresh = None  # a new request
-        with self._lock:
-            state = self._state.get(_canonical_resource(url))
-            tokens = state and state.get("tokens")
-            if not tokens:
-                return {}
-            expires = tokens.get("expires_at")
-            if expires and time.time() > expires - 30 and tokens.get("refresh_token"):
-                try:
-                    self._refresh(url, state)
-                except AuthError as e:
-                    _log.debug("OAuth: refresh failed: %s", e)
-                tokens = state.get("tokens") or {}
-            token = tokens.get("access_token")
-            return {"Authorization": "Bearer " + token} if token else {}
-
-    def challenge(self, method, url, status, response_headers, sent):
-        """A 401/403 arrived for a request that carried ``sent``: True to repeat it."""
-        challenge = _parse_www_authenticate(response_headers.get("WWW-Authenticate", ""))
-        if status == 403 and challenge.get("error") != "insufficient_scope":
-            return False
-        sent = sent.get("Authorization")
-        key = _canonical_resource(url)
-        with self._lock:
-            state = self._state.setdefault(key, {})
-            current = (state.get("tokens") or {}).get("access_token")
-            if current and "Bearer " + current != sent:
-                return True  # another request already got a new token
-            fresh = sent is not None and sent == getattr(self._local, "fresh", None)
-            if status == 401 and sent and not fresh and (state.get("tokens") or {}).get("refresh_token"):
-                try:
-                    self._refresh(url, state)
-                    self._local.fresh = "Bearer " + state["tokens"]["access_token"]
-                    self._local.repeat = True
-                    return True
-                except AuthError as e:
-                    _log.debug("OAuth: refresh failed (%s); authorizing again", e)
-            step_up = None
-            if status == 403:
-                wanted = (challenge.get("scope") or "").split()
-                had = state.get("scope") or []
-                if not [s for s in wanted if s not in had] or self._step_ups >= MAX_STEP_UPS:
-                    return False  # a new token would carry the same scopes: give up
-                self._step_ups += 1
-                step_up = had + [s for s in wanted if s not in had]
-            elif fresh:
-                return False  # the token we just obtained was refused
-            self._authorize(url, state, challenge, step_up)
-            self._local.fresh = "Bearer " + state["tokens"]["access_token"]
-            self._local.repeat = True
-            self._save()
-            return True
-
-    # -- HTTP --------------------------------------------------------------------
-    def _http(self, method, url, body=None, headers=None):
-        """One request to an authorization server: (status, headers, body bytes)."""
-        if self._engine is None:
-            self._engine = _HttpEngine()
-        h = {"Accept": "application/json", "User-Agent": "mcp_min/" + __version__}
-        h.update(headers or {})
-        _log.debug("OAuth: %s %s", method, url)
-        try:
-            with self._engine.request(method, url, h, body, time.monotonic() + self.timeout, secure=True) as answer:
-                return answer.status, answer.headers, answer.read() if answer.status < 300 else answer.body
-        except RequestTimeout:
-            raise
-        except McpError as e:
-            raise AuthError("OAuth: cannot reach %s: %s" % (url, e))
-
-    def _get_json(self, url):
-        """GET a metadata document: the dict, or None when absent (4xx) or not JSON."""
-        status, _, body = self._http("GET", url, headers={"MCP-Protocol-Version": LEGACY_VERSIONS[0]})
-        if status != 200:
-            _log.debug("OAuth: %s answered %s", url, status)
-            return None
-        try:
-            doc = json.loads(body)
-        except ValueError:
-            return None
-        return doc if isinstance(doc, dict) else None
-
-    def _post_form(self, url, params, headers=None, what="token request"):
-        import urllib.parse
-        h = {"Content-Type": "application/x-www-form-urlencoded"}
-        h.update(headers or {})
-        _log.debug("OAuth: %s to %s with %s", what, url,
-                   ", ".join("%s=%s" % (k, "<redacted>" if k in _SECRET_PARAMS else v) for k, v in params.items()))
-        status, _, body = self._http("POST", url, urllib.parse.urlencode(params).encode("ascii"), h)
-        try:
-            doc = json.loads(body)
-        except ValueError:
-            doc = None
-        if status != 200 or not isinstance(doc, dict):
-            doc = doc if isinstance(doc, dict) else {}
-            raise AuthError("OAuth: %s to %s failed with HTTP %s: %s%s" % (
-                what, url, status, doc.get("error") or _shorten(body.decode("utf-8", "replace"), 200),
-                " (%s)" % doc["error_description"] if doc.get("error_description") else ""),
-                doc.get("error"), doc.get("error_description"))
-        return doc
-
-    # -- discovery ------------------------------------------------------------------
-    def _discover(self, server_url, challenge):
-        """Protected resource metadata, then authorization server metadata.
-
-        Returns (resource, prm or None, issuer, as metadata or None)."""
-        import urllib.parse
-        parts = urllib.parse.urlsplit(server_url)
-        origin = "%s://%s" % (parts.scheme, parts.netloc)
-        path = parts.path.rstrip("/")
-        if challenge.get("resource_metadata"):
-            candidates = [urllib.parse.urljoin(server_url, challenge["resource_metadata"])]
-        else:
-            candidates = ([origin + "/.well-known/oauth-protected-resource" + path] if path else []) + [
-                origin + "/.well-known/oauth-protected-resource"]
-        prm = None
-        for url in candidates:
-            prm = self._get_json(url)
-            if prm is not None:
-                break
-        resource = _canonical_resource(server_url)
-        if prm is not None:
-            claimed = prm.get("resource")
-            if not isinstance(claimed, str) or not _resource_covers(claimed, server_url):
-                raise AuthError("OAuth: the protected resource metadata at %s names resource %r, which is not "
-                                "the server %s; refusing to authorize (check the server URL)"
-                                % (url, claimed, server_url))
-            resource = claimed
-            servers = prm.get("authorization_servers") or []
-            if not servers or not isinstance(servers[0], str):
-                raise AuthError("OAuth: the protected resource metadata at %s names no authorization_servers"
-                                % url)
-            issuer, strict = servers[0], True
-        else:  # 2025-03-26: the MCP server's origin is the authorization server
-            issuer, strict = origin, False
-        meta = self._as_metadata(issuer)
-        if meta is not None and strict and meta.get("issuer") != issuer:
-            raise AuthError("OAuth: the authorization server metadata for %s says issuer %r; refusing to use it "
-                            "(RFC 8414 requires them to match)" % (issuer, meta.get("issuer")))
-        if meta is None:
-            if strict:
-                raise AuthError("OAuth: no authorization server metadata found for %s (tried the OAuth and OpenID "
-                                "well-known locations)" % issuer)
-            meta = {"issuer": issuer, "authorization_endpoint": origin + "/authorize",
-                    "token_endpoint": origin + "/token", "registration_endpoint": origin + "/register",
-                    "_fallback": True}
-        return resource, prm, meta.get("issuer") if not strict else issuer, meta
-
-    def _as_metadata(self, issuer):
-        import urllib.parse
-        parts = urllib.parse.urlsplit(issuer)
-        origin = "%s://%s" % (parts.scheme, parts.netloc)
-        path = parts.path.rstrip("/")
-        candidates = [origin + "/.well-known/oauth-authorization-server" + path,
-                      origin + "/.well-known/openid-configuration" + path]
-        if path:
-            candidates.append(origin + path + "/.well-known/openid-configuration")
-        for url in candidates:
-            meta = self._get_json(url)
-            if meta is not None:
-                return meta
+def _header_of(headers, name):
+    """One header from an http.client message (case-insensitive) or a plain dict."""
+    if headers is None:
         return None
+    value = headers.get(name)
+    if value is None and isinstance(headers, dict):
+        value = next((v for k, v in headers.items() if str(k).lower() == name.lower()), None)
+    return value
 
-    # -- the flows ---------------------------------------------------------------------
-    def _authorize(self, server_url, state, challenge, step_up):
-        resource, prm, issuer, meta = self._discover(server_url, challenge)
-        if step_up is not None:
-            scope = step_up
-        elif self.scopes is not None:
-            scope = list(self.scopes)
-        elif challenge.get("scope"):
-            scope = challenge["scope"].split()
-        else:
-            scope = list((prm or {}).get("scopes_supported") or [])
-        if (self.grant_type == "authorization_code" and "offline_access" in (meta.get("scopes_supported") or [])
-                and "offline_access" not in scope):
-            scope.append("offline_access")
-        if self.grant_type == "client_credentials":
-            tokens = self._client_credentials(meta, issuer, resource, scope)
-        elif self.grant_type == "cross_app_access":
-            tokens = self._cross_app(meta, issuer, resource, scope)
-        else:
-            tokens = self._authorization_code(meta, issuer, resource, scope)
-        self._take(state, tokens, scope, issuer, resource)
-        # Refreshing goes back to this same authorization server, never to a rediscovered one.
-        state["as_metadata"] = meta
 
-    def _take(self, state, tokens, scope, issuer, resource):
-        if not isinstance(tokens.get("access_token"), str) or not tokens["access_token"]:
-            raise AuthError("OAuth: the token endpoint of %s answered without an access_token" % issuer)
-        kept = {"access_token": tokens["access_token"]}
-        if tokens.get("refresh_token"):
-            kept["refresh_token"] = tokens["refresh_token"]
-        elif (state.get("tokens") or {}).get("refresh_token") and state.get("issuer") == issuer:
-            kept["refresh_token"] = state["tokens"]["refresh_token"]  # refresh answers may omit it
-        if isinstance(tokens.get("expires_in"), (int, float)):
-            kept["expires_at"] = time.time() + tokens["expires_in"]
-        state.update(tokens=kept, issuer=issuer, resource=resource, scope=scope)
-        if tokens.get("_client"):
-            state["client"] = tokens["_client"]
+def _json_object(raw):
+    try:
+        doc = json.loads(raw.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        return {}
+    return doc if isinstance(doc, dict) else {}
 
-    def _client(self, meta, issuer, redirect_uri):
-        """The client to use with this server: {"client_id", "client_secret", "method"}."""
-        supported = meta.get("token_endpoint_auth_methods_supported")
-        if self.client_id:
-            return {"client_id": self.client_id, "client_secret": self.client_secret,
-                    "method": self._auth_method(supported, self.client_secret)}
-        if self.client_metadata_url and meta.get("client_id_metadata_document_supported"):
-            return {"client_id": self.client_metadata_url, "client_secret": None, "method": "none"}
-        if issuer in self._clients:
-            return self._clients[issuer]
-        endpoint = meta.get("registration_endpoint")
-        if not endpoint:
-            raise AuthError("OAuth: the authorization server %s offers no dynamic client registration%s; pass "
-                            "OAuth(client_id=...) (and client_secret) for a pre-registered client"
-                            % (issuer, "" if self.client_metadata_url else " and this client has no "
-                               "client_metadata_url"))
-        wanted = self.token_endpoint_auth_method or (
-            "none" if supported is None or "none" in supported else self._auth_method(supported, True))
-        grants = ["authorization_code", "refresh_token"] if self.grant_type == "authorization_code" else [
-            self.grant_type]
-        import urllib.parse
-        host = urllib.parse.urlsplit(redirect_uri).hostname or ""
-        request = {"client_name": self.client_name, "redirect_uris": [redirect_uri], "grant_types": grants,
-                   "response_types": ["code"], "token_endpoint_auth_method": wanted,
-                   # SEP-837: a loopback redirect means a native application
-                   "application_type": "native" if host in ("127.0.0.1", "::1", "localhost") else "web"}
-        _log.debug("OAuth: registering at %s", endpoint)
-        status, _, body = self._http("POST", endpoint, _dumps(request).encode("utf-8"),
-                                     {"Content-Type": "application/json"})
-        try:
-            doc = json.loads(body)
-        except ValueError:
-            doc = None
-        if status not in (200, 201) or not isinstance(doc, dict) or not doc.get("client_id"):
-            raise AuthError("OAuth: dynamic client registration at %s failed with HTTP %s: %s; pass "
-                            "OAuth(client_id=...) instead" % (endpoint, status, _shorten(
-                                body.decode("utf-8", "replace"), 200)))
-        secret = doc.get("client_secret")
-        client = {"client_id": doc["client_id"], "client_secret": secret,
-                  "method": doc.get("token_endpoint_auth_method") or self._auth_method(supported, secret)}
-        self._clients[issuer] = client
-        return client
 
-    def _auth_method(self, supported, secret):
-        if self.token_endpoint_auth_method:
-            return self.token_endpoint_auth_method
-        if self.private_key is not None:
-            return "private_key_jwt"
-        if not secret:
-            return "none"
-        if supported is None:
-            return "client_secret_basic"  # the RFC 8414 default
-        for method in ("client_secret_basic", "client_secret_post", "none"):
-            if method in supported:
-                return method
-        return "client_secret_basic"
+def _redacted(text, secrets):
+    """``text`` with every secret we sent replaced (a server may echo them back)."""
+    for secret in secrets:
+        if isinstance(secret, str) and len(secret) >= 4:
+            text = text.replace(secret, "<redacted>")
+    return text
 
-    def _authenticate(self, client, params, headers, audience):
-        """Add the client's credentials to a token request."""
-        import urllib.parse
-        method = client.get("method")
-        if method == "private_key_jwt":
-            if self.private_key is None:
-                raise AuthError("OAuth: private_key_jwt needs OAuth(private_key=...)")
-            now = int(time.time())
-            claims = {"iss": client["client_id"], "sub": client["client_id"], "aud": audience, "iat": now,
-                      "exp": now + 300, "jti": _b64url(os.urandom(16))}
-            params["client_assertion_type"] = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
-            params["client_assertion"] = _jwt_es256(claims, self.private_key)
-        elif method == "client_secret_basic" and client.get("client_secret"):
-            pair = "%s:%s" % (urllib.parse.quote(client["client_id"], safe=""),
-                              urllib.parse.quote(client["client_secret"], safe=""))
-            headers["Authorization"] = "Basic " + base64.b64encode(pair.encode("utf-8")).decode("ascii")
-        elif method == "client_secret_post" and client.get("client_secret"):
-            params["client_id"], params["client_secret"] = client["client_id"], client["client_secret"]
-        else:
-            params["client_id"] = client["client_id"]
 
-    def _token(self, meta, client, params, issuer, what="token request"):
-        headers = {}
-        self._authenticate(client, params, headers, issuer)
-        endpoint = meta.get("token_endpoint")
-        if not endpoint:
-            raise AuthError("OAuth: the authorization server metadata of %s has no token_endpoint" % issuer)
-        return self._post_form(endpoint, params, headers, what)
+def _stripped(value):
+    # Tokens and secrets often come from files, with a trailing newline.
+    return value.strip() if isinstance(value, str) else value
 
-    def _authorization_code(self, meta, issuer, resource, scope):
-        import hashlib
+
+# -- HTTP for OAuth ------------------------------------------------------------------
+
+def _oauth_request(engine, method, url, headers, body, timeout):
+    """One HTTP exchange for OAuth, through the module's HTTP engine: (status, response
+    headers, body bytes).  Only https (plain http only to a loopback host) is fetched,
+    redirects included (GET only; credentials never follow one to another origin); the
+    exchange ends within ``timeout`` (RequestTimeout); a non-2xx answer is an answer."""
+    _check_url(url, "fetch")
+    _log.debug("OAuth: %s %s", method, _plain_url(url))
+    h = {"Accept": "application/json", "User-Agent": "mcp_min/" + __version__}
+    h.update(headers)
+    try:
+        answer = engine.request(method, url, h, body, time.monotonic() + timeout, secure=True)
+        with answer:
+            data = answer.read(MAX_AUTH_RESPONSE_BYTES) if answer.status < 300 else answer.body
+    except RequestTimeout:
+        raise RequestTimeout("OAuth: no complete answer from %s within %.3g s" % (_plain_url(url), timeout))
+    except McpError as e:
+        raise AuthError("OAuth: cannot reach %s: %s" % (_plain_url(url), e))
+    return answer.status, answer.headers, data
+
+
+class _DpopKey(object):
+    """A DPoP (RFC 9449) key pair, ES256, and the latest DPoP-Nonce of each origin."""
+
+    def __init__(self, d=None):
         import secrets
-        import urllib.parse
-        if not meta.get("_fallback") and "S256" not in (meta.get("code_challenge_methods_supported") or []):
-            raise AuthError("OAuth: the authorization server %s does not advertise PKCE S256 support "
-                            "(code_challenge_methods_supported is %r); refusing to authorize without PKCE"
-                            % (issuer, meta.get("code_challenge_methods_supported")))
-        if not meta.get("authorization_endpoint"):
-            raise AuthError("OAuth: the authorization server metadata of %s has no authorization_endpoint" % issuer)
-        listener = None
-        redirect_uri = self.redirect_uri
-        if self.authorize is None:
-            listener = _LoopbackListener()
-            redirect_uri = redirect_uri or listener.uri
-        redirect_uri = redirect_uri or "http://127.0.0.1/callback"
+        self.d = d or secrets.randbelow(_P256_N - 1) + 1
+        x, y = _ec_mul(self.d, _P256_G)
+        self.jwk = {"kty": "EC", "crv": "P-256", "x": _b64url(x.to_bytes(32, "big")),
+                    "y": _b64url(y.to_bytes(32, "big"))}
+        self.nonces = {}
+
+    def __repr__(self):  # never the private half
+        return "<DPoP key x=%s>" % self.jwk["x"]
+
+    def proof(self, method, url, token=None):
+        """A proof JWT for one request (RFC 9449 4.2): fresh jti, ath with a token, the nonce."""
+        import hashlib
+        claims = {"jti": _b64url(os.urandom(16)), "htm": method.upper(), "htu": _htu(url), "iat": int(time.time())}
+        if token:
+            claims["ath"] = _b64url(hashlib.sha256(token.encode("utf-8")).digest())
+        nonce = self.nonces.get(_oauth_origin(url))
+        if nonce:
+            claims["nonce"] = nonce
+        return _jwt_es256(claims, self.d, {"typ": "dpop+jwt", "jwk": self.jwk})
+
+    def keep_nonce(self, url, headers):
+        """Keep the DPoP-Nonce a response from ``url`` carries; returns it ("" for none)."""
+        nonce = (_header_of(headers, "DPoP-Nonce") or "").strip()
+        if nonce:
+            self.nonces[_oauth_origin(url)] = nonce
+        return nonce
+
+
+# -- its parts: token records, scopes, client authentication, discovery, the store ------
+
+def _read_store(path):
+    """The token store's content ({} when absent or unreadable); its directory is created 0700."""
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
         try:
-            client = self._client(meta, issuer, redirect_uri)
-            verifier = _b64url(secrets.token_bytes(32))
-            state_value = secrets.token_urlsafe(24)
-            query = {"response_type": "code", "client_id": client["client_id"], "redirect_uri": redirect_uri,
-                     "code_challenge": _b64url(hashlib.sha256(verifier.encode("ascii")).digest()),
-                     "code_challenge_method": "S256", "state": state_value}
-            if scope:
-                query["scope"] = " ".join(scope)
-            query["resource"] = resource
-            endpoint = meta["authorization_endpoint"]
-            url = endpoint + ("&" if "?" in endpoint else "?") + urllib.parse.urlencode(query)
-            if listener is not None:
-                redirect = listener.wait(url, self.open_browser, self.timeout * 10)
-            else:
-                redirect = self.authorize(url)
-        finally:
-            if listener is not None:
-                listener.close()
-        answer = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(redirect or "").query))
-        if answer.get("state") != state_value:
-            raise AuthError("OAuth: the authorization response's state does not match the request; "
-                            "discarding it (a forged or stale redirect)")
-        if "iss" in answer or meta.get("authorization_response_iss_parameter_supported"):
-            if answer.get("iss") != issuer:
-                raise AuthError("OAuth: the authorization response came from issuer %r, expected %r (RFC 9207); "
-                                "discarding it" % (answer.get("iss"), issuer))
-        if answer.get("error"):
-            raise AuthError("OAuth: authorization was refused: %s%s" % (answer["error"], " (%s)" % answer[
-                "error_description"] if answer.get("error_description") else ""), answer["error"],
-                answer.get("error_description"))
-        if not answer.get("code"):
-            raise AuthError("OAuth: the authorization response has no code: %s" % _shorten(redirect or "", 200))
-        params = {"grant_type": "authorization_code", "code": answer["code"], "redirect_uri": redirect_uri,
-                  "code_verifier": verifier, "resource": resource}
-        tokens = self._token(meta, client, params, issuer)
-        tokens["_client"] = client
-        return tokens
+            os.makedirs(directory, 0o700)
+        except OSError as e:
+            raise AuthError("OAuth: cannot create the token store directory %s: %s" % (directory, e.strerror or e))
+    if not os.path.exists(path):
+        return {}
+    try:
+        with open(path, encoding="utf-8") as f:
+            saved = json.load(f)
+        out = {name: {k: v for k, v in (saved.get(name) or {}).items() if isinstance(v, dict)}
+               for name in ("resources", "clients")}
+        d = _ec_private_key({"d": saved["dpop_key"]}) if saved.get("dpop_key") else 0
+        if 0 < d < _P256_N:
+            out["dpop_key"] = d
+        return out
+    except (OSError, ValueError, AttributeError, TypeError, KeyError) as e:
+        _log.warning("OAuth: ignoring the unreadable token store %s (%s)", path, type(e).__name__)
+        return {}
 
-    def _client_credentials(self, meta, issuer, resource, scope):
-        if not self.client_id:
-            raise AuthError("OAuth: the client_credentials grant needs OAuth(client_id=..., client_secret=... or "
-                            "private_key=...)")
-        client = {"client_id": self.client_id, "client_secret": self.client_secret,
-                  "method": self._auth_method(meta.get("token_endpoint_auth_methods_supported"), self.client_secret)}
-        params = {"grant_type": "client_credentials", "resource": resource}
-        if scope:
-            params["scope"] = " ".join(scope)
-        tokens = self._token(meta, client, params, issuer)
-        tokens["_client"] = client
-        return tokens
 
-    def _cross_app(self, meta, issuer, resource, scope):
-        if not (self.id_token and self.idp_token_endpoint and self.client_id):
-            raise AuthError("OAuth: cross-app access needs OAuth(id_token=..., idp_token_endpoint=..., "
-                            "client_id=..., client_secret=...)")
-        params = {"grant_type": _GRANT_TOKEN_EXCHANGE,
-                  "requested_token_type": "urn:ietf:params:oauth:token-type:id-jag",
-                  "subject_token": self.id_token, "subject_token_type": "urn:ietf:params:oauth:token-type:id_token",
-                  "audience": issuer, "resource": resource}
-        if scope:
-            params["scope"] = " ".join(scope)
-        headers = {}
-        idp_client = {"client_id": self.idp_client_id or self.client_id, "client_secret": self.idp_client_secret,
-                      "method": "client_secret_basic" if self.idp_client_secret else "none"}
-        self._authenticate(idp_client, params, headers, self.idp_token_endpoint)
-        grant = self._post_form(self.idp_token_endpoint, params, headers, "token exchange")
-        if not grant.get("access_token"):
-            raise AuthError("OAuth: the identity provider's token exchange at %s returned no ID-JAG"
-                            % self.idp_token_endpoint)
-        client = {"client_id": self.client_id, "client_secret": self.client_secret,
-                  "method": self._auth_method(meta.get("token_endpoint_auth_methods_supported"), self.client_secret)}
-        params = {"grant_type": _GRANT_JWT_BEARER, "assertion": grant["access_token"], "resource": resource}
-        if scope:
-            params["scope"] = " ".join(scope)
-        tokens = self._token(meta, client, params, issuer, "JWT bearer grant")
-        tokens["_client"] = client
-        return tokens
+def _write_store(path, doc):
+    """Replace the token store: a fresh, exclusive 0600 file beside it, then an atomic rename."""
+    import tempfile
+    data = _dumps(doc).encode("utf-8")
+    tmp = None
+    try:
+        directory = os.path.dirname(os.path.abspath(path))
+        os.makedirs(directory, 0o700, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".mcp_min-", dir=directory)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except OSError as e:
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)
+        raise AuthError("OAuth: cannot write the token store %s: %s" % (path, e.strerror or e))
 
-    def _refresh(self, server_url, state):
-        tokens = state.get("tokens") or {}
-        meta, issuer, resource = state.get("as_metadata"), state.get("issuer"), state.get("resource")
-        if not (isinstance(meta, dict) and meta.get("token_endpoint") and issuer and resource):
-            raise AuthError("OAuth: no record of the authorization server that issued the refresh token")
-        client = state.get("client") or self._clients.get(issuer) or {
-            "client_id": self.client_id or self.client_metadata_url, "client_secret": self.client_secret,
-            "method": self._auth_method(meta.get("token_endpoint_auth_methods_supported"), self.client_secret)}
-        params = {"grant_type": "refresh_token", "refresh_token": tokens.get("refresh_token"),
-                  "resource": resource}
+
+def _state_for(states, url, nearby=True):
+    """The record (in ``states``) of the resource ``url`` belongs to: the exact URL, else the longest
+    resource covering it, else (``nearby``) the one record on its origin (the legacy
+    SSE transport POSTs beside its stream URL).  None when there is none."""
+    key = _canonical_resource(url)
+    if key in states:
+        return states[key]
+    best = None
+    for name, state in states.items():
+        resource = state.get("resource") or name
+        if isinstance(resource, str) and _resource_covers(resource, url) and (
+                best is None or len(resource) > len(best[0])):
+            best = (resource, state)
+    if best is not None or not nearby:
+        return best and best[1]
+    origin = _oauth_origin(url)
+    same = [s for name, s in states.items() if _oauth_origin(name) == origin and s.get("tokens")]
+    return same[0] if len(same) == 1 else None
+
+
+def _take(state, answer, scope, issuer, resource, client):
+    """Keep in ``state`` what a token endpoint answered for its resource."""
+    token = _stripped(answer.get("access_token"))
+    if not isinstance(token, str) or not token or any(not "\x21" <= c <= "\x7e" for c in token):
+        raise AuthError("OAuth: the token endpoint of %s answered without a usable access_token"
+                        % _plain_url(issuer))
+    kept = {"access_token": token,
+            "token_type": "DPoP" if str(answer.get("token_type", "")).lower() == "dpop" else "Bearer"}
+    refresh = _stripped(answer.get("refresh_token"))
+    if isinstance(refresh, str) and refresh:
+        kept["refresh_token"] = refresh
+    elif (state.get("tokens") or {}).get("refresh_token") and state.get("issuer") == issuer:
+        kept["refresh_token"] = state["tokens"]["refresh_token"]  # refresh answers may omit it
+    expires_in = answer.get("expires_in")
+    if isinstance(expires_in, (int, float)) and not isinstance(expires_in, bool) and 0 <= expires_in < 1e9:
+        kept["expires_at"] = time.time() + expires_in
+    state.update(tokens=kept, issuer=issuer, resource=resource, scope=scope, client=client)
+
+
+def _scopes(wanted, challenge, prm, meta, offline):
+    """The scopes to ask for: ours, else the challenge's, else the resource's; plus offline_access
+    for a refresh token (``offline``) when the authorization server offers it."""
+    if wanted is not None:
+        scope = list(wanted)
+    elif challenge.get("scope"):
+        scope = challenge["scope"].split()
+    else:
+        scope = [s for s in (prm or {}).get("scopes_supported") or [] if isinstance(s, str)]
+    if offline and "offline_access" in (meta.get("scopes_supported") or []) and "offline_access" not in scope:
+        scope.append("offline_access")
+    return scope
+
+
+def _authenticate(client, params, headers, audience, private_key):
+    """Add the client's credentials to a token request."""
+    import urllib.parse
+    method, client_id, secret = client.get("method"), client.get("client_id"), client.get("client_secret")
+    if not client_id:
+        return  # e.g. a jwt-bearer grant: the assertion names the workload
+    if method == "private_key_jwt":
+        if private_key is None:
+            raise AuthError("OAuth: private_key_jwt needs OAuth(private_key=...)")
+        now = int(time.time())
+        claims = {"iss": client_id, "sub": client_id, "aud": audience, "iat": now,
+                  "exp": now + CLIENT_ASSERTION_LIFETIME, "jti": _b64url(os.urandom(16))}
+        params["client_assertion_type"] = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+        params["client_assertion"] = _jwt_es256(claims, private_key)
+    elif method == "client_secret_basic" and secret:
+        pair = "%s:%s" % (urllib.parse.quote(client_id, safe=""), urllib.parse.quote(secret, safe=""))
+        headers["Authorization"] = "Basic " + base64.b64encode(pair.encode("utf-8")).decode("ascii")
+    elif method == "client_secret_post" and secret:
+        params["client_id"], params["client_secret"] = client_id, secret
+    else:
+        params["client_id"] = client_id
+
+
+def _read_assertion(assertion, path, provider):
+    """The workload's identity token for a jwt-bearer grant, fresh for each token request."""
+    if provider is not None:
         try:
-            answer = self._token(meta, client, params, issuer, "token refresh")
-        except AuthError:
-            state["tokens"] = {}
-            raise
-        self._take(state, answer, state.get("scope") or [], issuer, resource)
-        self._save()
-
-    def _save(self):
-        if not self.token_store:
-            return
-        import tempfile
-        data = _dumps({"resources": self._state, "clients": self._clients}).encode("utf-8")
-        # A fresh, exclusive, 0600 file beside the store, then an atomic rename over it.
-        fd, tmp = tempfile.mkstemp(prefix=".mcp_min-", dir=os.path.dirname(os.path.abspath(self.token_store)))
+            value = provider()
+        except Exception as e:  # its message may quote what it read: only the type here, the cause chained
+            raise AuthError("OAuth: assertion_provider failed: %s" % type(e).__name__) from e
+        source = "assertion_provider"
+    elif path is not None:
+        source = "the assertion file %s" % path
         try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.replace(tmp, self.token_store)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+            with open(path, encoding="utf-8") as f:
+                value = f.read(MAX_ASSERTION_BYTES + 1)
+        except (OSError, UnicodeDecodeError) as e:
+            raise AuthError("OAuth: cannot read %s: %s" % (source, getattr(e, "strerror", None) or
+                                                           type(e).__name__))
+    else:
+        value, source = assertion, "assertion"
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    if not isinstance(value, str) or not value.strip() or len(value) > MAX_ASSERTION_BYTES:
+        raise AuthError("OAuth: %s gave no usable assertion (a JWT of at most %d bytes)"
+                        % (source, MAX_ASSERTION_BYTES))
+    return value.strip()
+
+
+def _authorization_response(redirect, state, issuer, meta):
+    """The code from the redirect the user step ended with, after the state and RFC 9207 iss checks."""
+    import urllib.parse
+    answer = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(redirect or "").query))
+    if answer.get("state") != state:
+        raise AuthError("OAuth: the authorization response's state does not match the request; "
+                        "discarding it (a forged or stale redirect)")
+    if "iss" in answer or meta.get("authorization_response_iss_parameter_supported"):
+        if answer.get("iss") != issuer:
+            raise AuthError("OAuth: the authorization response came from issuer %r, expected %r (RFC 9207); "
+                            "discarding it" % (_shorten(str(answer.get("iss")), 200), issuer))
+    if answer.get("error"):
+        raise AuthError("OAuth: authorization was refused: %s%s" % (
+            _shorten(answer["error"], 200), " (%s)" % _shorten(answer["error_description"], 300)
+            if answer.get("error_description") else ""), answer["error"], answer.get("error_description"))
+    if not answer.get("code"):
+        raise AuthError("OAuth: the authorization response has no code")
+    return answer["code"]
+
+
+def _register(fetch, endpoint, request):
+    """RFC 7591 dynamic client registration: the server's answer (a dict with a client_id)."""
+    _log.debug("OAuth: registering at %s", _plain_url(endpoint))
+    status, _, body = fetch("POST", endpoint, {"Content-Type": "application/json"}, _dumps(request).encode("utf-8"))
+    doc = _json_object(body)
+    if status not in (200, 201) or not isinstance(doc.get("client_id"), str) or not doc["client_id"].strip():
+        raise AuthError("OAuth: dynamic client registration at %s failed with HTTP %s: %s; pass "
+                        "OAuth(client_id=...) instead" % (_plain_url(endpoint), status, _shorten(
+                            doc.get("error") or body.decode("utf-8", "replace"), 200)))
+    return doc
+
+
+def _discover(get_json, server_url, challenge):
+    """Protected resource metadata, then authorization server metadata, fetched with
+    ``get_json(url) -> dict or None``.
+
+    Returns (resource, prm or None, issuer, as metadata)."""
+    import urllib.parse
+    parts = urllib.parse.urlsplit(server_url)
+    origin = "%s://%s" % (parts.scheme, parts.netloc)
+    path = parts.path.rstrip("/")
+    if challenge.get("resource_metadata"):
+        candidates = [urllib.parse.urljoin(server_url, challenge["resource_metadata"])]
+    else:
+        candidates = ([origin + "/.well-known/oauth-protected-resource" + path] if path else []) + [
+            origin + "/.well-known/oauth-protected-resource"]
+    prm = None
+    for url in candidates:
+        prm = get_json(url)
+        if prm is not None:
+            break
+    resource = _canonical_resource(server_url)
+    if prm is not None:
+        claimed = prm.get("resource")
+        if not isinstance(claimed, str) or not _resource_covers(claimed, server_url):
+            raise AuthError("OAuth: the protected resource metadata at %s names resource %r, which is not "
+                            "the server %s; refusing to authorize (check the server URL)"
+                            % (_plain_url(url), _shorten(str(claimed), 200), _plain_url(server_url)))
+        resource = claimed
+        servers = prm.get("authorization_servers") or []
+        if not isinstance(servers, list) or not servers or not isinstance(servers[0], str):
+            raise AuthError("OAuth: the protected resource metadata at %s names no authorization_servers"
+                            % _plain_url(url))
+        issuer = servers[0]
+    else:  # 2025-03-26: the MCP server's origin is the authorization server
+        issuer = origin
+    meta = _as_metadata(get_json, issuer)
+    if meta is None and prm is not None:
+        raise AuthError("OAuth: no authorization server metadata found for %s (tried the OAuth and OpenID "
+                        "well-known locations)" % _plain_url(issuer))
+    if meta is None:
+        return resource, None, issuer, {
+            "issuer": issuer, "authorization_endpoint": origin + "/authorize", "token_endpoint": origin + "/token",
+            "registration_endpoint": origin + "/register", "_fallback": True}
+    named = meta.get("issuer")
+    # RFC 8414 3.3: the document names the issuer it was fetched for.  In the 2025-03-26
+    # fallback the server's origin is the authorization server: an issuer on that origin
+    # is the same party (older mocks add a path), one on another origin is refused.
+    same_party = prm is None and isinstance(named, str) and _oauth_origin(named) == _oauth_origin(origin)
+    if named != issuer and not same_party:
+        raise AuthError("OAuth: the authorization server metadata for %s says issuer %r; refusing to use it "
+                        "(RFC 8414 requires them to match)" % (_plain_url(issuer), _shorten(str(named), 200)))
+    return resource, prm, named, meta
+
+def _as_metadata(get_json, issuer):
+    import urllib.parse
+    parts = urllib.parse.urlsplit(issuer)
+    origin = "%s://%s" % (parts.scheme, parts.netloc)
+    path = parts.path.rstrip("/")
+    candidates = [origin + "/.well-known/oauth-authorization-server" + path,
+                  origin + "/.well-known/openid-configuration" + path]
+    if path:
+        candidates.append(origin + path + "/.well-known/openid-configuration")
+    for url in candidates:
+        meta = get_json(url)
+        if meta is not None:
+            return meta
+    return None
 
 
 class _LoopbackListener(object):
-    """The browser step: a one-shot HTTP server on 127.0.0.1 catching the redirect."""
+    """The browser step: a small HTTP server on 127.0.0.1 catching the redirect.
+
+    Each connection is served on its own daemon thread, so an idle one (a browser's
+    preconnect, a port scan) cannot hold up the redirect; a connection that sends no
+    request within LOOPBACK_IDLE_TIMEOUT is dropped, at most MAX_LOOPBACK_CONNECTIONS
+    are served at once, and close() cuts whatever is still open."""
 
     def __init__(self, port=0):
         import http.server
@@ -4516,8 +4490,12 @@ class _LoopbackListener(object):
         self.redirect = None
         self.state = None  # the state the authorization URL carries; other redirects are ignored
         self.done = threading.Event()
+        self._open = set()  # connections being served
+        self._lock = threading.Lock()
 
         class Handler(http.server.BaseHTTPRequestHandler):
+            timeout = LOOPBACK_IDLE_TIMEOUT  # for reading the request; then the connection goes
+
             def do_GET(self):
                 if not self.path.startswith("/callback"):
                     self.send_error(404)
@@ -4538,11 +4516,27 @@ class _LoopbackListener(object):
             def log_message(self, *args):
                 pass
 
-        self.server = http.server.HTTPServer(("127.0.0.1", port), Handler)
+        class Server(http.server.ThreadingHTTPServer):
+            daemon_threads = True
+            block_on_close = False  # close() cuts connections instead of waiting for them
+
+            def verify_request(self, request, client_address):
+                with listener._lock:
+                    if len(listener._open) >= MAX_LOOPBACK_CONNECTIONS:
+                        return False
+                    listener._open.add(request)
+                return True
+
+            def shutdown_request(self, request):
+                with listener._lock:
+                    listener._open.discard(request)
+                http.server.ThreadingHTTPServer.shutdown_request(self, request)
+
+        self.server = Server(("127.0.0.1", port), Handler)
         self.port = self.server.server_address[1]
         self.uri = "http://127.0.0.1:%d/callback" % self.port
-        self.thread = threading.Thread(target=self.server.serve_forever, name="mcp_min-oauth-callback",
-                                       daemon=True)
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.1,),  # close() waits <= 0.1 s
+                                       name="mcp_min-oauth-callback", daemon=True)
         self.thread.start()
 
     def wait(self, url, open_browser, timeout):
@@ -4557,9 +4551,420 @@ class _LoopbackListener(object):
         return self.redirect
 
     def close(self):
+        import socket
         self.server.shutdown()
         self.server.server_close()
+        with self._lock:
+            still_open = list(self._open)
+        for sock in still_open:  # idle preconnects: their threads end at once
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
 
+
+# -- the OAuth client ------------------------------------------------------------------
+
+class OAuth(object):
+    """OAuth 2.1 for HTTP servers: ``Client(url, auth=OAuth(...))``.
+
+    On a 401 (or a 403 ``insufficient_scope``) the client discovers the
+    authorization server, obtains a token and repeats the request.
+
+    Args:
+        client_id, client_secret: a pre-registered client.  Without them the
+            client uses ``client_metadata_url`` (a Client ID Metadata Document)
+            when the server supports it, else dynamic client registration.
+        client_metadata_url: the https URL of this client's metadata document.
+        scopes: scopes to ask for (default: what the server's challenge or
+            metadata names).
+        authorize: ``f(authorization_url) -> redirect_url`` runs the user step
+            (headless use, tests).  Without it a browser is opened and the
+            redirect is caught on a loopback port.
+        redirect_uri: the redirect URI (default: ``http://127.0.0.1:<port>/callback``).
+        grant_type: ``"authorization_code"`` (default); ``"client_credentials"``;
+            ``"jwt-bearer"`` (RFC 7523 workload identity: a token from the
+            workload's identity provider, given as ``assertion``,
+            ``assertion_file`` or ``assertion_provider``, is exchanged for an
+            access token); or ``"cross_app_access"`` (an identity provider's
+            ``id_token`` is exchanged at ``idp_token_endpoint`` for an ID-JAG,
+            then for a token).
+        assertion, assertion_file, assertion_provider: the jwt-bearer assertion:
+            a string, a file read again for every token request, or a callable
+            ``f() -> str`` called for every token request (these tokens rotate).
+        private_key: a P-256 key (PEM, JWK dict) for ``private_key_jwt`` client
+            authentication (ES256).
+        dpop: DPoP (RFC 9449) sender-constrained tokens.  ``None`` (default): when
+            the authorization server advertises ``dpop_signing_alg_values_supported``
+            with ES256; ``True``: always; ``False``: never.  The key pair is made
+            here (ES256) and kept in ``token_store`` with the tokens bound to it.
+        token_store: a file path; tokens, registrations and the DPoP key are kept
+            there (mode 0600, directory created 0700) across runs.  Default:
+            memory only.
+        client_name: sent in dynamic registration.
+        timeout: seconds for each authorization server request, and for the
+            browser step LOGIN_TIMEOUT_FACTOR times that.
+    """
+
+    def __init__(self, client_id=None, client_secret=None, client_metadata_url=None, scopes=None,
+                 authorize=None, redirect_uri=None, grant_type="authorization_code", private_key=None,
+                 token_store=None, client_name="mcp_min", id_token=None, idp_token_endpoint=None,
+                 idp_client_id=None, idp_client_secret=None, token_endpoint_auth_method=None,
+                 open_browser=True, timeout=DEFAULT_TIMEOUT, dpop=None, assertion=None, assertion_file=None,
+                 assertion_provider=None):
+        grant_type = "jwt-bearer" if grant_type == _GRANT_JWT_BEARER else grant_type
+        if grant_type not in _GRANTS:
+            raise ValueError("grant_type must be one of %s" % ", ".join(_GRANTS))
+        sources = [s for s in (assertion, assertion_file, assertion_provider) if s is not None]
+        if (grant_type == "jwt-bearer") != bool(sources) or len(sources) > 1:
+            raise ValueError("grant_type='jwt-bearer' takes exactly one of assertion, assertion_file and "
+                             "assertion_provider (and they mean nothing to other grants)")
+        if assertion_provider is not None and not callable(assertion_provider):
+            raise ValueError("assertion_provider must be callable")
+        if dpop not in (None, True, False):
+            raise ValueError("dpop must be None (when offered), True or False")
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < float("inf"):
+            raise ValueError("timeout must be a positive number of seconds")
+        self.client_id, self.client_secret = _stripped(client_id), _stripped(client_secret)
+        self.client_metadata_url = _stripped(client_metadata_url)
+        self.scopes = scopes.split() if isinstance(scopes, str) else list(scopes) if scopes else None
+        self.authorize, self.redirect_uri = authorize, redirect_uri
+        self.grant_type, self.private_key, self.dpop = grant_type, private_key, dpop
+        self.assertion, self.assertion_file = _stripped(assertion), assertion_file
+        self.assertion_provider = assertion_provider
+        self.token_store = os.path.expanduser(token_store) if token_store else None
+        self.client_name = client_name
+        self.id_token, self.idp_token_endpoint = _stripped(id_token), idp_token_endpoint
+        self.idp_client_id, self.idp_client_secret = _stripped(idp_client_id), _stripped(idp_client_secret)
+        self.token_endpoint_auth_method = token_endpoint_auth_method
+        self.open_browser, self.timeout = open_browser, float(timeout)
+        self._lock = threading.RLock()
+        self._local = threading.local()  # pairs challenge() with the headers() call of its repeat
+        self._state = {}  # canonical resource -> {"tokens", "issuer", "resource", "scope", "client", ...}
+        self._clients = {}  # issuer -> registered client {"client_id", "client_secret", "method"}
+        self._dpop = None  # the _DpopKey, made on first use
+        self._step_ups = 0
+        self._engine = None  # the HTTP engine of its own requests, made on first use
+        if self.token_store:
+            saved = _read_store(self.token_store)
+            self._state, self._clients = saved.get("resources", {}), saved.get("clients", {})
+            if saved.get("dpop_key"):
+                self._dpop = _DpopKey(saved["dpop_key"])
+
+    def __repr__(self):  # never the secrets, tokens or keys
+        return "OAuth(grant_type=%r, client_id=%r)" % (self.grant_type, self.client_id)
+
+    # -- the plug-in interface -----------------------------------------------------
+    def headers(self, method, url):
+        """The credentials for one HTTP request to ``url``: {} while we hold none."""
+        retry, self._local.retry = getattr(self._local, "retry", None), None
+        # (depth, nonce retries) of the request in progress: a repeat follows its challenge
+        self._local.depth = retry[2:] if retry and retry[:2] == (method, url) else (0, 0)
+        if not _allowed_url(url):
+            return {}  # tokens never travel in clear text
+        with self._lock:
+            state = _state_for(self._state, url)
+            tokens = (state or {}).get("tokens") or {}
+            expires = tokens.get("expires_at")
+            if expires and time.time() > expires - TOKEN_EXPIRY_MARGIN and tokens.get("refresh_token"):
+                try:
+                    self._refresh(state)
+                except AuthError as e:
+                    _log.debug("OAuth: refresh failed: %s", e)
+                tokens = state.get("tokens") or {}
+            token = tokens.get("access_token")
+            if not token:
+                return {}
+            if tokens.get("token_type") != "DPoP":
+                return {"Authorization": "Bearer " + token}
+        return {"Authorization": "DPoP " + token, "DPoP": self._dpop_key().proof(method, url, token)}
+
+    def challenge(self, method, url, status, response_headers, sent_headers):
+        """``url`` answered ``status`` to a request that carried ``sent_headers``.
+
+        Returns True when there is something new to send (a token, a refreshed or
+        stepped-up token, a DPoP nonce): call headers() again and repeat."""
+        if status not in (401, 403) or not _allowed_url(url):
+            return False
+        params = _parse_www_authenticate(_header_of(response_headers, "WWW-Authenticate") or "")
+        sent = {str(k).lower(): v for k, v in (sent_headers or {}).items()}
+        depth, nonce_retries = getattr(self._local, "depth", (0, 0))
+        with self._lock:
+            if params.get("error") == "use_dpop_nonce":  # RFC 9449 9: once per request, with the new nonce
+                retry = nonce_retries < DPOP_NONCE_RETRIES and self._new_nonce(url, response_headers,
+                                                                                sent.get("dpop"))
+                nonce_retries += 1
+            else:
+                retry = self._refused(url, status, params, sent.get("authorization"), depth)
+        if retry and depth < MAX_AUTH_RETRIES:  # else the transport will not repeat: nothing to pair
+            self._local.retry = (method, url, depth + 1, nonce_retries)
+        return retry
+
+    # -- behind the interface ------------------------------------------------------
+    def _new_nonce(self, url, response_headers, sent_proof):
+        """A use_dpop_nonce challenge: keep the nonce; True when a proof carrying it is new."""
+        nonce = self._dpop_key().keep_nonce(url, response_headers) if sent_proof else ""
+        return bool(nonce) and _jwt_claims(sent_proof).get("nonce") != nonce  # the same one refused: give up
+
+    def _refused(self, url, status, params, sent, depth):
+        """A 401, or a 403 insufficient_scope: refresh, authorize or step up; True to repeat."""
+        if status == 403 and params.get("error") != "insufficient_scope":
+            return False
+        state = _state_for(self._state, url, nearby=False)
+        if state is None:
+            state = self._state.setdefault(_canonical_resource(url), {})
+        tokens = state.get("tokens") or {}
+        current, sent_token = tokens.get("access_token"), (sent or "").partition(" ")[2].strip()
+        if current and current != sent_token:
+            return True  # another request already got a new token
+        if status == 401 and sent_token and depth == 0 and tokens.get("refresh_token"):
+            try:
+                self._refresh(state)
+                return True
+            except AuthError as e:
+                _log.debug("OAuth: refresh failed (%s); authorizing again", e)
+        step_up = None
+        if status == 403:
+            wanted = (params.get("scope") or "").split()
+            had = state.get("scope") or []
+            if not [s for s in wanted if s not in had] or self._step_ups >= MAX_STEP_UPS:
+                return False  # a new token would carry the same scopes: give up
+            self._step_ups += 1
+            step_up = had + [s for s in wanted if s not in had]
+        elif sent_token and depth > 0:
+            return False  # the token we just obtained for this request was refused
+        self._authorize(url, state, params, step_up)
+        self._save()
+        return True
+
+    def _dpop_key(self):
+        with self._lock:
+            if self._dpop is None:
+                self._dpop = _DpopKey()
+            return self._dpop
+
+    def _uses_dpop(self, meta):
+        if self.dpop is not None:
+            return self.dpop
+        algs = meta.get("dpop_signing_alg_values_supported")
+        return isinstance(algs, list) and "ES256" in algs
+
+    # -- HTTP --------------------------------------------------------------------------
+    def _fetch(self, method, url, headers, body=None):
+        """Every HTTP request OAuth makes goes through here: (status, headers, body bytes)."""
+        if self._engine is None:
+            self._engine = _HttpEngine()
+        return _oauth_request(self._engine, method, url, headers, body, self.timeout)
+
+    def _get_json(self, url):
+        """GET a metadata document: the dict, or None when absent (not 200) or not JSON."""
+        status, _, body = self._fetch("GET", url, {"MCP-Protocol-Version": LEGACY_VERSIONS[0]})
+        if status != 200:
+            _log.debug("OAuth: %s answered %s", _plain_url(url), status)
+            return None
+        return _json_object(body) or None
+
+    def _post_form(self, url, params, headers, what, dpop=False):
+        """POST a token request: the answer (a dict) or AuthError.  With DPoP, a
+        use_dpop_nonce answer is repeated once, with the nonce given (RFC 9449 8)."""
+        import urllib.parse
+        params = {k: v for k, v in params.items() if v is not None}
+        body = urllib.parse.urlencode(params).encode("utf-8")
+        _log.debug("OAuth: %s to %s with %s", what, _plain_url(url), ", ".join(
+            "%s=%s" % (k, "<redacted>" if k in _SECRET_PARAMS else v) for k, v in params.items()))
+        for attempt in range(DPOP_NONCE_RETRIES + 1):
+            h = dict(headers, **{"Content-Type": "application/x-www-form-urlencoded"})
+            if dpop:
+                h["DPoP"] = self._dpop_key().proof("POST", url)
+            status, answer_headers, raw = self._fetch("POST", url, h, body)
+            doc = _json_object(raw)
+            nonce = self._dpop_key().keep_nonce(url, answer_headers) if dpop else ""
+            if not (nonce and status in (400, 401) and doc.get("error") == "use_dpop_nonce"):
+                break
+        if status != 200 or not doc:
+            secrets = [v for k, v in params.items() if k in _SECRET_PARAMS] + list(headers.values())
+            detail = doc.get("error") or _shorten(raw.decode("utf-8", "replace"), 200)
+            description = doc.get("error_description")
+            description = _redacted(description, secrets) if isinstance(description, str) else None
+            raise AuthError("OAuth: %s to %s failed with HTTP %s: %s%s" % (
+                what, _plain_url(url), status, _redacted(str(detail), secrets),
+                " (%s)" % _shorten(description, 300) if description else ""), doc.get("error"), description)
+        return doc
+
+    # -- the flows ---------------------------------------------------------------------
+    def _authorize(self, server_url, state, challenge, step_up):
+        _check_url(server_url, "authorize for")
+        resource, prm, issuer, meta = _discover(self._get_json, server_url, challenge)
+        scope = _scopes(step_up or self.scopes, challenge, prm, meta, self.grant_type == "authorization_code")
+        answer, client = self._grant(meta, issuer, resource, scope)
+        _take(state, answer, scope, issuer, resource, client)
+        # Refreshing goes back to this same authorization server, never to a rediscovered one.
+        state["as_metadata"] = meta
+
+    def _grant(self, meta, issuer, resource, scope):
+        """Run the configured grant: (token endpoint answer, client record used)."""
+        if not meta.get("token_endpoint"):
+            raise AuthError("OAuth: the authorization server metadata of %s has no token_endpoint"
+                            % _plain_url(issuer))
+        _check_url(meta["token_endpoint"], "send a token request to")  # before any user step
+        if self.grant_type == "authorization_code":
+            return self._authorization_code(meta, issuer, resource, scope)
+        if self.grant_type == "client_credentials" and not self.client_id:
+            raise AuthError("OAuth: the client_credentials grant needs OAuth(client_id=..., client_secret=... or "
+                            "private_key=...)")
+        if self.grant_type == "jwt-bearer":
+            params, what = {"grant_type": _GRANT_JWT_BEARER, "assertion": _read_assertion(
+                self.assertion, self.assertion_file, self.assertion_provider)}, "JWT bearer grant"
+        elif self.grant_type == "cross_app_access":
+            params, what = {"grant_type": _GRANT_JWT_BEARER, "assertion": self._id_jag(issuer, resource, scope)}, \
+                "JWT bearer grant"
+        else:
+            params, what = {"grant_type": "client_credentials"}, "token request"
+        params["resource"] = resource
+        if scope:
+            params["scope"] = " ".join(scope)
+        client = self._preregistered(meta)
+        return self._token(meta, client, params, issuer, what), client
+
+    def _id_jag(self, issuer, resource, scope):
+        """Cross-app access: the identity provider exchanges our id_token for an ID-JAG."""
+        if not (self.id_token and self.idp_token_endpoint and self.client_id):
+            raise AuthError("OAuth: cross-app access needs OAuth(id_token=..., idp_token_endpoint=..., "
+                            "client_id=..., client_secret=...)")
+        params = {"grant_type": _GRANT_TOKEN_EXCHANGE,
+                  "requested_token_type": "urn:ietf:params:oauth:token-type:id-jag",
+                  "subject_token": self.id_token, "subject_token_type": "urn:ietf:params:oauth:token-type:id_token",
+                  "audience": issuer, "resource": resource}
+        if scope:
+            params["scope"] = " ".join(scope)
+        headers = {}
+        idp_client = {"client_id": self.idp_client_id or self.client_id, "client_secret": self.idp_client_secret,
+                      "method": "client_secret_basic" if self.idp_client_secret else "none"}
+        _authenticate(idp_client, params, headers, self.idp_token_endpoint, None)
+        grant = self._post_form(self.idp_token_endpoint, params, headers, "token exchange")
+        if not isinstance(grant.get("access_token"), str) or not grant["access_token"]:
+            raise AuthError("OAuth: the identity provider's token exchange at %s returned no ID-JAG"
+                            % _plain_url(self.idp_token_endpoint))
+        return grant["access_token"]
+
+    def _preregistered(self, meta, client_id=None):
+        """The record of the client we were given: {"client_id", "client_secret", "method"}."""
+        return {"client_id": client_id or self.client_id, "client_secret": self.client_secret,
+                "method": self._auth_method(meta.get("token_endpoint_auth_methods_supported"), self.client_secret)}
+
+    def _client(self, meta, issuer, redirect_uri):
+        """The client to use with this server: given, a metadata document URL, or registered."""
+        if self.client_id:
+            return self._preregistered(meta)
+        if self.client_metadata_url and meta.get("client_id_metadata_document_supported"):
+            return {"client_id": self.client_metadata_url, "client_secret": None, "method": "none"}
+        if issuer in self._clients:
+            return self._clients[issuer]
+        endpoint = meta.get("registration_endpoint")
+        if not endpoint:
+            raise AuthError("OAuth: the authorization server %s offers no dynamic client registration%s; pass "
+                            "OAuth(client_id=...) (and client_secret) for a pre-registered client"
+                            % (_plain_url(issuer), "" if self.client_metadata_url else " and this client has no "
+                               "client_metadata_url"))
+        supported = meta.get("token_endpoint_auth_methods_supported")
+        wanted = self.token_endpoint_auth_method or (
+            "none" if supported is None or "none" in supported else self._auth_method(supported, True))
+        request = {"client_name": self.client_name, "redirect_uris": [redirect_uri],
+                   "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"],
+                   "token_endpoint_auth_method": wanted,
+                   # SEP-837: a loopback redirect means a native application
+                   "application_type": "native" if _loopback(_split(redirect_uri)[1]) else "web"}
+        doc = _register(self._fetch, endpoint, request)
+        secret = _stripped(doc.get("client_secret")) if isinstance(doc.get("client_secret"), str) else None
+        client = {"client_id": doc["client_id"].strip(), "client_secret": secret,
+                  "method": doc.get("token_endpoint_auth_method") or self._auth_method(supported, secret)}
+        self._clients[issuer] = client
+        return client
+
+    def _auth_method(self, supported, secret):
+        if self.token_endpoint_auth_method:
+            return self.token_endpoint_auth_method
+        if self.private_key is not None:
+            return "private_key_jwt"
+        if not secret:
+            return "none"
+        if not isinstance(supported, list):
+            return "client_secret_basic"  # the RFC 8414 default
+        for method in ("client_secret_basic", "client_secret_post", "none"):
+            if method in supported:
+                return method
+        return "client_secret_basic"
+
+    def _token(self, meta, client, params, issuer, what="token request"):
+        headers = {}
+        _authenticate(client, params, headers, issuer, self.private_key)
+        return self._post_form(meta["token_endpoint"], params, headers, what, self._uses_dpop(meta))
+
+    def _authorization_code(self, meta, issuer, resource, scope):
+        import hashlib
+        import secrets
+        import urllib.parse
+        if not meta.get("_fallback") and "S256" not in (meta.get("code_challenge_methods_supported") or []):
+            raise AuthError("OAuth: the authorization server %s does not advertise PKCE S256 support "
+                            "(code_challenge_methods_supported is %r); refusing to authorize without PKCE"
+                            % (_plain_url(issuer), meta.get("code_challenge_methods_supported")))
+        endpoint = meta.get("authorization_endpoint")
+        if not endpoint:
+            raise AuthError("OAuth: the authorization server metadata of %s has no authorization_endpoint"
+                            % _plain_url(issuer))
+        _check_url(endpoint, "send the browser to")
+        listener = None
+        redirect_uri = self.redirect_uri
+        if self.authorize is None:
+            listener = _LoopbackListener()
+            redirect_uri = redirect_uri or listener.uri
+        redirect_uri = redirect_uri or "http://127.0.0.1/callback"
+        try:
+            client = self._client(meta, issuer, redirect_uri)
+            verifier = _b64url(secrets.token_bytes(32))
+            state_value = secrets.token_urlsafe(24)
+            query = {"response_type": "code", "client_id": client["client_id"], "redirect_uri": redirect_uri,
+                     "code_challenge": _b64url(hashlib.sha256(verifier.encode("ascii")).digest()),
+                     "code_challenge_method": "S256", "state": state_value}
+            if scope:
+                query["scope"] = " ".join(scope)
+            query["resource"] = resource
+            url = endpoint + ("&" if "?" in endpoint else "?") + urllib.parse.urlencode(query)
+            if listener is not None:
+                redirect = listener.wait(url, self.open_browser, self.timeout * LOGIN_TIMEOUT_FACTOR)
+            else:
+                redirect = self.authorize(url)
+        finally:
+            if listener is not None:
+                listener.close()
+        code = _authorization_response(redirect, state_value, issuer, meta)
+        params = {"grant_type": "authorization_code", "code": code, "redirect_uri": redirect_uri,
+                  "code_verifier": verifier, "resource": resource}
+        return self._token(meta, client, params, issuer), client
+
+    def _refresh(self, state):
+        tokens = state.get("tokens") or {}
+        meta, issuer, resource = state.get("as_metadata"), state.get("issuer"), state.get("resource")
+        if not (isinstance(meta, dict) and meta.get("token_endpoint") and issuer and resource):
+            raise AuthError("OAuth: no record of the authorization server that issued the refresh token")
+        client = state.get("client") or self._clients.get(issuer) or self._preregistered(
+            meta, self.client_id or self.client_metadata_url)
+        params = {"grant_type": "refresh_token", "refresh_token": tokens.get("refresh_token"),
+                  "resource": resource}
+        try:
+            answer = self._token(meta, client, params, issuer, "token refresh")  # DPoP: the same key
+        except AuthError:
+            state["tokens"] = {}
+            raise
+        _take(state, answer, state.get("scope") or [], issuer, resource, client)
+        self._save()
+
+    def _save(self):
+        if self.token_store:
+            doc = {"resources": self._state, "clients": self._clients}
+            if self._dpop is not None:  # tokens bound to the key are useless without it
+                doc["dpop_key"] = _b64url(self._dpop.d.to_bytes(32, "big"))
+            _write_store(self.token_store, doc)
 
 
 # ---------------------------------------------------------------------------
@@ -4612,6 +5017,10 @@ def _cli_parser():
     p.add_argument("--oauth", action="store_true", help="authorize with OAuth 2.1 in a browser when asked")
     p.add_argument("--client-id", help="pre-registered OAuth client id (implies --oauth)")
     p.add_argument("--client-secret", help="its OAuth client secret")
+    p.add_argument("--assertion-file", metavar="PATH", help="workload identity: OAuth jwt-bearer grant with the "
+                   "identity token in PATH, read again for each token request (implies --oauth)")
+    p.add_argument("--dpop", action="store_true", help="OAuth: always ask for DPoP-bound tokens (default: when "
+                   "the authorization server offers them)")
     p.add_argument("--version", action="version", version="mcp_min " + __version__)
     return p
 
@@ -4886,8 +5295,10 @@ def main(argv=None):
     else:
         logging.basicConfig(level=logging.WARNING, format="mcp_min: %(message)s")
     try:
-        auth = OAuth(client_id=opts.client_id, client_secret=opts.client_secret) if (
-            opts.oauth or opts.client_id) else None
+        auth = None
+        if opts.oauth or opts.client_id or opts.assertion_file or opts.dpop:
+            grant = {"grant_type": "jwt-bearer", "assertion_file": opts.assertion_file} if opts.assertion_file else {}
+            auth = OAuth(client_id=opts.client_id, client_secret=opts.client_secret, dpop=opts.dpop or None, **grant)
         with Client(server, timeout=opts.timeout, protocol_version=opts.protocol_version, env=env,
                     inherit_env=opts.inherit_env, headers=headers, auth=auth,
                     url_elicitation=_cli_url_elicitation) as client:

@@ -4,13 +4,18 @@ One conformance CLI run per scenario.  A run passes only when the CLI says so *a
 its checks.json holds the expected number of real SUCCESS checks with no FAILURE or
 WARNING (``initialize`` passes vacuously with a client that never connects).
 Auth scenarios run as suites against an expected-failures baseline
-(conformance-expected-failures-<version>.yml): the run fails on a new failure and on a
-listed scenario that now passes, so the list can only shrink.
+(conformance-expected-failures-<version>.yml, empty since DPoP and workload identity
+landed): the run fails on a new failure and on a listed scenario that now passes, so
+the list can only shrink.  0.2.0 runs its auth suites under both revisions (the default
+2025-11-25 wire and --spec-version 2026-07-28), and each revision's frozen requirement
+set (--requirements), which also runs the extension scenarios (auth/dpop, auth/dpop-nonce,
+auth/wif-jwt-bearer, ...) at that revision's wire.
 """
 
 import glob
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -52,8 +57,13 @@ SCENARIOS = [
     ("0.2.0", None, "json-schema-2020-12-preservation", 9, []),
 ]
 
-# Suites that together hold every auth/* client scenario of each version.
-BASELINE_SUITES = [(v, s) for v in ("0.1.16", "0.2.0") for s in ("auth", "backcompat", "draft", "extensions")]
+# Suites that together hold every auth/* client scenario of each version: (suite version,
+# --spec-version or None for the default 2025-11-25, suite).  At 2026-07-28 the suite filter
+# leaves backcompat and extensions empty; the requirement runs below cover the extensions.
+BASELINE_SUITES = [(v, None, s) for v in ("0.1.16", "0.2.0") for s in ("auth", "backcompat", "draft", "extensions")] \
+    + [("0.2.0", "2026-07-28", s) for s in ("auth", "draft")]
+# Each revision's frozen client requirements, scored and extension scenarios, at its own wire.
+REQUIREMENTS = ["2025-11-25", "2026-07-28"]
 
 
 def _run(version, args, out_dir):
@@ -97,9 +107,25 @@ def test_scenario(tmp_path, version, spec, scenario, successes, must_pass):
     assert set(must_pass) <= set(passed)
 
 
-@pytest.mark.parametrize("version, suite", BASELINE_SUITES, ids=["%s-%s" % c for c in BASELINE_SUITES])
-def test_auth_expected_failures(tmp_path, version, suite):
+def _check_baseline(version, args, tmp_path):
     baseline = os.path.join(peers.HERE, "conformance-expected-failures-%s.yml" % version)
-    code, output = _run(version, ["--suite", suite, "--expected-failures", baseline], tmp_path)
+    code, output = _run(version, args + ["--expected-failures", baseline], tmp_path)
     assert code == 0, "baseline %s no longer matches:\n%s" % (os.path.basename(baseline), output[-4000:])
     assert "Baseline check passed" in output or "all failures are expected" in output, output[-2000:]
+    totals = re.findall(r"Total: (\d+) passed, (\d+) failed", output)
+    assert totals and int(totals[-1][0]) > 0, "no scenario ran:\n%s" % output[-2000:]
+    assert "\u2717" not in output, output[-4000:]  # no failing scenario line, expected or not
+    return output
+
+
+@pytest.mark.parametrize("version, spec, suite", BASELINE_SUITES,
+                         ids=["%s-%s-%s" % (v, sp or "default", s) for v, sp, s in BASELINE_SUITES])
+def test_auth_expected_failures(tmp_path, version, spec, suite):
+    _check_baseline(version, ["--suite", suite] + (["--spec-version", spec] if spec else []), tmp_path)
+
+
+@pytest.mark.parametrize("revision", REQUIREMENTS)
+def test_requirements_of_each_revision(tmp_path, revision):
+    output = _check_baseline("0.2.0", ["--requirements", revision], tmp_path)
+    for scenario in ("auth/dpop", "auth/dpop-nonce", "auth/wif-jwt-bearer"):
+        assert re.search(r"\u2713 %s: \d+ passed, 0 failed" % re.escape(scenario), output), output[-4000:]
