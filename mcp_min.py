@@ -2343,14 +2343,14 @@ class _Inbox(object):
     notifications we deliver.  Called on whatever thread routed the message (a
     reader, or the thread that read an HTTP answer); user code runs on workers."""
 
-    def __init__(self, dispatcher, send_answer, cache, tasks, roots=None, sampling=None, elicitation=None,
+    def __init__(self, send_answer, cache, tasks, roots=None, sampling=None, elicitation=None,
                  url_elicitation=None, on_log=None, on_notification=None):
         self.roots, self.sampling, self.elicitation = roots, sampling, elicitation
         self.url_elicitation = url_elicitation
         self.on_log, self.on_notification = on_log, on_notification
         self._tasks = tasks
         self.modern = False  # set by the session: 2026-07-28 notifications name their subscription
-        self._dispatcher = dispatcher
+        self.dispatcher = None  # the _Dispatcher whose routing calls take_request and take_notification
         self._send_answer = send_answer
         self._list_cache = cache
         self.events = _Worker("mcp_min-events")  # notifications, progress, logs, stderr lines, in order
@@ -2359,6 +2359,25 @@ class _Inbox(object):
         self._lock = threading.Lock()
         self._answering = 0
         self._serving = {}  # id of a server request being answered -> True once the server cancelled it
+
+    def capabilities(self, modern, version=None):
+        """What we declare: a capability per callback given, and tasks (we follow any)."""
+        inbox, caps = self, {}
+        newest = modern or (version or "") >= "2025-11-25"  # URL elicitation and tasks came then
+        if inbox.roots is not None:
+            caps["roots"] = {} if modern else {"listChanged": False}
+        if inbox.sampling is not None:
+            caps["sampling"] = {}
+        modes = {"form": {}} if inbox.elicitation is not None else {}
+        if inbox.url_elicitation is not None and newest:
+            modes["url"] = {}
+        if modes:
+            caps["elicitation"] = modes
+        if modern:
+            caps["extensions"] = {TASKS_EXTENSION: {}}
+        elif newest:
+            caps["tasks"] = {}
+        return caps
 
     # -- requests ------------------------------------------------------------------
     def take_request(self, msg):
@@ -2448,7 +2467,7 @@ class _Inbox(object):
 
     def _notification(self, method, params):
         if method == "notifications/progress":
-            fut = self._dispatcher.pending(params.get("progressToken"))
+            fut = self.dispatcher.pending(params.get("progressToken"))
             if fut is not None and fut.progress is not None:
                 self.events.put(fut.progress, params.get("progress"), params.get("total"), params.get("message"))
             elif fut is None:
@@ -2469,15 +2488,15 @@ class _Inbox(object):
                 if rid in self._serving:  # a request of the server's that we are answering
                     self._serving[rid] = True
                     return
-            if self._dispatcher.subscription(rid) is not None:  # the server ended a listen
+            if self.dispatcher.subscription(rid) is not None:  # the server ended a listen
                 sub_id = rid
         for stale in _CHANGED_LISTS.get(method, ()):
             self._list_cache.drop(stale)
-        sub = self._dispatcher.subscription(sub_id) if sub_id is not None else None
+        sub = self.dispatcher.subscription(sub_id) if sub_id is not None else None
         if sub is not None:
             self.events.put(sub._deliver, method, params)
             return
-        subs = self._dispatcher.subscriptions() if sub_id is None and not self.modern else ()
+        subs = self.dispatcher.subscriptions() if sub_id is None and not self.modern else ()
         for sub in subs:  # handshake era: what the server sends anyway goes to every listener
             self.events.put(sub._deliver, method, params)
         if not subs and self.on_notification is not None:
@@ -2603,44 +2622,16 @@ class _Session(object):
         self.server_capabilities = {}
         self.instructions = None
         self.list_cache = _ListCache()
-        self.dispatcher = _Dispatcher(self._on_request, self._on_notification, self._on_closed)
         self.tasks = _Tasks(self)
-        self.inbox = _Inbox(self.dispatcher, self._send_answer, self.list_cache, self.tasks, **callbacks)
+        self.inbox = _Inbox(self._send_answer, self.list_cache, self.tasks, **callbacks)
+        self.dispatcher = self.inbox.dispatcher = _Dispatcher(self.inbox.take_request, self.inbox.take_notification,
+                                                              self.tasks.end_all)
         self.transport = make_transport(self.inbox.events)
         self._pid = os.getpid()  # a forked child must leave this session alone
         self._closed = False
         self._close_lock = threading.Lock()
         self._restart_lock = threading.Lock()
         self._restarted = set()  # HTTP session ids already replaced after a 404
-
-    # The dispatcher is made before the inbox; these forward to it.
-    def _on_request(self, msg):
-        self.inbox.take_request(msg)
-
-    def _on_notification(self, method, params):
-        self.inbox.take_notification(method, params)
-
-    def _on_closed(self, error):
-        self.tasks.end_all(error)
-
-    def capabilities(self, modern, version=None):
-        """What we declare: a capability per callback given, and tasks (we follow any)."""
-        inbox, caps = self.inbox, {}
-        newest = modern or (version or "") >= "2025-11-25"  # URL elicitation and tasks came then
-        if inbox.roots is not None:
-            caps["roots"] = {} if modern else {"listChanged": False}
-        if inbox.sampling is not None:
-            caps["sampling"] = {}
-        modes = {"form": {}} if inbox.elicitation is not None else {}
-        if inbox.url_elicitation is not None and newest:
-            modes["url"] = {}
-        if modes:
-            caps["elicitation"] = modes
-        if modern:
-            caps["extensions"] = {TASKS_EXTENSION: {}}
-        elif newest:
-            caps["tasks"] = {}
-        return caps
 
     @property
     def protocol_version(self):
@@ -2652,7 +2643,7 @@ class _Session(object):
 
     def _set_era(self, version, modern):
         """The one place era state changes; the transport hears of it here."""
-        self.era = _Era(version, modern, self.capabilities(True), self.client_info)
+        self.era = _Era(version, modern, self.inbox.capabilities(True), self.client_info)
         self.inbox.modern = modern
         self.transport.configure(version, modern)
 
@@ -2721,7 +2712,7 @@ class _Session(object):
         return version
 
     def _handshake(self, version, deadline, retried=False):
-        params = {"protocolVersion": version, "capabilities": self.capabilities(False, version),
+        params = {"protocolVersion": version, "capabilities": self.inbox.capabilities(False, version),
                   "clientInfo": self.client_info}
         try:
             result = self.request("initialize", params, _remaining(deadline), cancellable=False)
