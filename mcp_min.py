@@ -797,6 +797,21 @@ def _clean_headers(headers, what="header"):
     return out
 
 
+def _url_credentials(url, headers):
+    """``user:password@`` in a server URL becomes a Basic Authorization header (unless
+    one is given), so the URL itself -- which names the server in messages and logs --
+    carries no secret.  Returns (url, headers)."""
+    import urllib.parse
+    parts = urllib.parse.urlsplit(url)
+    if "@" not in parts.netloc:
+        return url, headers
+    userinfo, _, host = parts.netloc.rpartition("@")
+    if not any(k.lower() == "authorization" for k in headers):
+        pair = urllib.parse.unquote(userinfo).encode("utf-8")
+        headers = dict(headers, Authorization="Basic " + base64.b64encode(pair).decode("ascii"))
+    return urllib.parse.urlunsplit(parts._replace(netloc=host)), headers
+
+
 def _valid_session_id(value):
     # The spec allows visible ASCII only: anything else could smuggle header syntax.
     return bool(value) and all("\x21" <= c <= "\x7e" for c in value)
@@ -1572,6 +1587,7 @@ class _Answer(object):
         try:
             return self._resp.readline(limit)
         except (OSError, ValueError, AttributeError, http.client.HTTPException):
+            self.abort()  # whatever state the connection is in, it is not one to reuse
             return b""
 
     def discard(self):
@@ -1865,11 +1881,10 @@ class _StreamableHttpTransport(_Transport):
     carries_headers = True
 
     def __init__(self, url, headers=None, timeout=DEFAULT_TIMEOUT, auth=None):
-        self.url = url
-        self.name = "server at %s" % url
+        self.url, self._headers = _url_credentials(url, _clean_headers(headers))
+        self.name = "server at %s" % self.url
         self.timeout = timeout
         self.auth = auth
-        self._headers = _clean_headers(headers)
         self._engine = _HttpEngine(self._headers)
         self._pid = os.getpid()
         self._version = None  # negotiated; sent as MCP-Protocol-Version
@@ -2151,11 +2166,10 @@ class _SseTransport(_Transport):
     kind = "sse"
 
     def __init__(self, url, headers=None, timeout=DEFAULT_TIMEOUT, auth=None):
-        self.url = url
-        self.name = "server at %s" % url
+        self.url, self._headers = _url_credentials(url, _clean_headers(headers))
+        self.name = "server at %s" % self.url
         self.timeout = timeout
         self.auth = auth
-        self._headers = _clean_headers(headers)
         self._engine = _HttpEngine(self._headers)
         self._pid = os.getpid()
         self._version = None
@@ -2355,6 +2369,7 @@ class _Inbox(object):
         self._list_cache = cache
         self.events = _Worker("mcp_min-events")  # notifications, progress, logs, stderr lines, in order
         self._pings = _Worker("mcp_min-ping")  # never waits behind a slow callback
+        self.courier = _Worker("mcp_min-courier")  # what we send without waiting: cancellations
         self._overflow = _Worker("mcp_min-answers")  # server requests beyond MAX_ANSWER_THREADS
         self._lock = threading.Lock()
         self._answering = 0
@@ -2512,7 +2527,7 @@ class _Inbox(object):
                         params.get("data"))
 
     def stop(self):
-        for worker in (self.events, self._pings, self._overflow):
+        for worker in (self.events, self._pings, self._overflow, self.courier):
             worker.stop()
 
 
@@ -2840,12 +2855,19 @@ class _Session(object):
         try:
             if not self.transport.cancel(fut.id) and fut.cancellable and not self._closed \
                     and self.dispatcher.error is None:
-                self.notify("notifications/cancelled", {"requestId": fut.id, "reason": str(error)})
+                # Sent from a worker: the caller's deadline is now, not after one more round trip.
+                self.inbox.courier.put(self._tell_cancelled, fut.id, str(error))
         except Exception as e:  # withdrawn whatever happens here
             _log.debug("could not send notifications/cancelled: %s", e)
         finally:
             fut._put(error)
         return True
+
+    def _tell_cancelled(self, request_id, reason):
+        try:
+            self.notify("notifications/cancelled", {"requestId": request_id, "reason": reason})
+        except McpError as e:
+            _log.debug("could not send notifications/cancelled: %s", e)
 
     def _settle(self, fut, answer):
         """The value of a request's answer, after the one repeat the protocol may ask for."""
@@ -2989,6 +3011,7 @@ class _Session(object):
             if self._closed:
                 return
             self._closed = True
+        self.inbox.courier.drain(time.monotonic() + CLOSE_GRACE)  # cancellations already said go out first
         self.dispatcher.closed(ConnectionClosed("the client is closed"))  # pending calls fail at once
         try:
             self.transport.close()
