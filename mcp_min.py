@@ -511,11 +511,17 @@ class Future(object):
                     try:
                         self._outcome = (self._settle(self, answer), None)
                     except McpError as e:
-                        self._outcome = (None, e)
+                        self._outcome = (None, e.with_traceback(None))  # see below
                     self._keepalive = None
         value, error = self._outcome
         if error is not None:
-            raise error
+            try:
+                raise error
+            finally:
+                # A stored error's traceback must not hold this Future (or, through frames, the
+                # Client that made it): such a cycle keeps a dropped client's server alive until
+                # the garbage collector happens to run.
+                self = error = answer = None
         return value
 
     def _wait(self, timeout=None):
