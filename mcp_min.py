@@ -67,6 +67,7 @@ import json
 import logging
 import math
 import os
+import re
 import threading
 import time
 import weakref
@@ -81,7 +82,7 @@ __version__ = "0.2.0"
 __all__ = [
     "Client", "Future", "Subscription", "McpError", "RequestError", "ResourceNotFound",
     "ToolError", "ConnectionClosed", "RequestTimeout", "RequestCancelled", "HttpError",
-    "AuthRequired", "AuthError", "OAuth", "Task", "UrlElicitationRequired", "main",
+    "AuthRequired", "AuthError", "SkillVerificationError", "OAuth", "Task", "UrlElicitationRequired", "main",
 ]
 
 _log = logging.getLogger("mcp_min")
@@ -143,8 +144,17 @@ TASK_POLL_BACKOFF = 1.0  # no suggestion: poll at the floor, doubling the wait u
 TASK_CANCEL_TIMEOUT = 5.0  # seconds for the tasks/cancel of a call that gives up on its task.
 _TRACE_CHARS = 4000  # a traced message longer than this is shortened in the log.
 
+# Skills (SEP-2640).  A skill past the SEP's limits (servers should serve no more) is refused
+# before any of its files is read; its frontmatter is parsed under bounds, hostile or not.
+SKILL_MAX_FILES = 512  # files of one skill.
+SKILL_MAX_BYTES = 16 * 1024 * 1024  # the sizes of a skill's files, added up.
+FRONTMATTER_MAX_CHARS = 64 * 1024  # YAML frontmatter of a SKILL.md; its usual fields take under 2 KiB.
+FRONTMATTER_MAX_DEPTH = 16  # lists and maps nested in it: one recursion of the parser each.
+FRONTMATTER_MAX_DIGITS = 100  # one number in it: int() is quadratic in the digits (3.11+ refuses 4300).
+
 _META_PREFIX = "io.modelcontextprotocol/"
 TASKS_EXTENSION = _META_PREFIX + "tasks"  # 2026-07-28 tasks; always declared: we follow any task
+SKILLS_EXTENSION = _META_PREFIX + "skills"  # SEP-2640; always declared: list_skills(), read_skill()
 _RELATED_TASK = _META_PREFIX + "related-task"
 _CLIENT_INFO = {"name": "mcp_min", "version": __version__}
 
@@ -296,6 +306,22 @@ class AuthError(McpError):
     def __init__(self, message, error=None, error_description=None):
         McpError.__init__(self, message)
         self.error, self.error_description = error, error_description
+
+
+class SkillVerificationError(McpError):
+    """``read_skill`` refused a skill that does not match its entry; nothing of it is returned.
+
+    Attributes: ``skill`` (URI of its SKILL.md), ``uri`` (the file at fault, or None),
+    ``problem`` (``"entry"``, ``"dynamic"``, ``"limit"``, ``"missing"``, ``"content"``,
+    ``"size"``, ``"digest"`` or ``"frontmatter"``), ``detail``, and ``expected`` and
+    ``actual`` where that applies (for ``"frontmatter"``, dicts of the fields that differ).
+    """
+
+    def __init__(self, skill, uri, problem, detail, expected=None, actual=None):
+        self.skill, self.uri, self.problem, self.detail = skill, uri, problem, detail
+        self.expected, self.actual = expected, actual
+        text = "%s: %s" % (uri or skill or "skill entry", detail)
+        McpError.__init__(self, text + (" (skill %s)" % skill if skill and uri and uri != skill else ""))
 
 
 class _SessionExpired(ConnectionClosed):
@@ -779,6 +805,288 @@ def _apply_defaults(params, result):
         if key not in content and isinstance(prop, dict) and "default" in prop:
             content[key] = prop["default"]
     return dict(result, content=content)
+
+
+# -- skills (SEP-2640) ----------------------------------------------------------
+# A skill is a SKILL.md (YAML frontmatter, then Markdown) and other files, each a resource.  Its
+# entry (skills/list, skills/get) gives each file's size and sha256 digest, and the frontmatter
+# as JSON.  Nothing read is believed until it matches the entry.
+
+class _Yaml(object):
+    """The YAML of skill frontmatter, read line by line: block maps and lists, flow lists of
+    scalars, plain scalars (YAML 1.2 core schema), quoted strings ending on their line, block
+    scalars (| and >, with - or + chomping), comments and {}.  Anything else raises ValueError
+    ("line N: what").  Linear time; one recursion per nesting level.  Keys stay strings."""
+
+    def __init__(self, text, first_line):
+        self.lines = text[:-1].split("\n") if text.endswith("\n") else text.split("\n")
+        self.first, self.i, self.dash = first_line, 0, False  # self.i: the line being read
+
+    def fail(self, reason):
+        raise ValueError("line %d: %s" % (self.first + self.i, reason))
+
+    def next_content(self):
+        """Skip blank and comment lines; the indentation of the next line, or -1 at the end."""
+        while self.i < len(self.lines):
+            text = self.lines[self.i].lstrip(" ")
+            if text.lstrip(" \t")[:1] not in ("", "#"):
+                if text[0] == "\t":
+                    self.fail("tab in indentation (YAML indents with spaces)")
+                self.dash = text[0] == "-" and text[1:2] in ("", " ", "\t")  # a list item
+                return len(self.lines[self.i]) - len(text)
+            self.i += 1
+        return -1
+
+    def node(self, parent, depth, line=None):
+        """The value at the next content indented more than ``parent`` (None when there is
+        none).  A list or map may not start on ``line`` (a map value's own line)."""
+        col = self.next_content()
+        if col <= parent:
+            return None
+        text = self.lines[self.i][col:]
+        if self.i != line and (self.dash or self.key(text)):
+            if depth >= FRONTMATTER_MAX_DEPTH:
+                self.fail("lists and maps nested deeper than %d levels" % FRONTMATTER_MAX_DEPTH)
+            return self.block(col, depth + 1, self.dash)
+        if text[0] in "|>":
+            return self.block_scalar(text, parent)
+        if text[0] in "\"'[" or text[:2] == "{}":  # an empty map is how emitters write one
+            value, end = ({}, 2) if text[0] == "{" else self.flow_list(text) if text[0] == "[" else self.quoted(text)
+            if text[end:].strip(" \t") and not re.match(r"[ \t]+#", text[end:]):
+                self.fail("unexpected text after the value: %r" % text[end:].strip()[:40])
+        else:
+            value = self.plain(text)
+        self.i += 1
+        return value
+
+    def block(self, col, depth, is_list):
+        """A block list or map whose items start at column ``col``."""
+        out = [] if is_list else {}
+        while True:
+            line = self.lines[self.i]
+            if is_list:  # "- item": the item is what follows, one column further in
+                self.lines[self.i] = line[:col] + " " + line[col + 1:]
+                out.append(self.node(col, depth))
+            else:
+                key, at = self.key(line[col:]) or self.fail("expected 'key: value'")
+                if key in out:
+                    self.fail("duplicate key %r" % key)
+                start, self.lines[self.i] = self.i, " " * (col + at) + line[col + at:]
+                same = self.next_content() == col and self.dash  # a list may start at the key's column
+                out[key] = self.node(col - same, depth, start)
+            indent = self.next_content()
+            if indent < col or is_list and indent == col and not self.dash:
+                return out
+            if indent > col:
+                self.fail("unexpected indentation (a value on several lines needs | or >)")
+
+    def key(self, text):
+        """(key, where its value starts in ``text``) for a ``key: value`` line, else None."""
+        if text[0] in "\"'":
+            key, end = self.quoted(text)
+        else:
+            found = re.search(r":(?=[ \t]|\Z)|[ \t]#", text)
+            if not found or found.group() != ":":
+                return None
+            key, end = text[:found.start()].rstrip(" \t"), found.start()
+            self.plain(key, "mapping key")  # (it stays a string)
+        colon = re.compile(r"[ \t]*:(?:[ \t]+|\Z)").match(text, end)
+        return (key, colon.end()) if colon else None
+
+    def plain(self, text, what="plain value"):
+        """A plain scalar: null, bool, int, float (the YAML 1.2 core schema), else the text."""
+        comment = re.search(r"[ \t]#", text)
+        text = (text[:comment.start()] if comment else text).rstrip(" \t")
+        c, spaced = text[:1], text[1:2] in ("", " ", "\t")
+        if c and c in "&*!{" or c == "?" and spaced:
+            self.fail({"{": "flow maps are not supported (write the map on indented lines)", "?": "complex keys "
+                       "('? ') are not supported"}.get(c, "anchors, aliases and tags are not supported"))
+        if not c or c in "-:" and spaced or c in "[]},#|>@`%\"'":
+            self.fail("a %s cannot %s (quote it)" % (what, "start with %r" % c if c else "be empty"))
+        if re.search(r":(?:[ \t]|\Z)", text):
+            self.fail("':' followed by a space in a plain value (quote the value)")
+        if text in ("~", "null", "Null", "NULL", "true", "True", "TRUE", "false", "False", "FALSE"):
+            return None if text[0] in "~nN" else text[0] in "tT"
+        number = re.match(r"([-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)\Z|[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)"
+                          r"([eE][-+]?[0-9]+)?\Z|([-+]?\.(inf|Inf|INF)|\.(nan|NaN|NAN))\Z", text)
+        if not number:
+            return text
+        if len(text) > FRONTMATTER_MAX_DIGITS:
+            self.fail("a number longer than %d characters" % FRONTMATTER_MAX_DIGITS)
+        return int(text, {"0o": 8, "0x": 16}.get(text[:2], 10)) if number.group(1) else float(
+            text.replace(".", "") if text[-1] in "fFnN" else text)  # .inf, .nan
+
+    def quoted(self, text):
+        """(value, end) of the quoted string that starts ``text``; it must end on its line.
+        Double quotes take JSON's escapes (\\uD83D\\uDE00 is one character, as in JSON)."""
+        found = re.match(r"""'(?:[^']|'')*'|"(?:[^"\\]|\\.)*"|""", text).group()
+        if not found:
+            self.fail("unterminated quoted string (it must end on its line)")
+        if found[0] == "'":
+            return found[1:-1].replace("''", "'"), len(found)
+        bad = [c for c in re.findall(r'\\(?:u[0-9a-fA-F]{4}|["\\/bfnrt]|(.))', found) if c]
+        if bad:
+            self.fail("unsupported escape \\%s in a double-quoted string (JSON's escapes are)" % bad[0])
+        return json.loads(found, strict=False), len(found)
+
+    def flow_list(self, text):
+        """([items], end) of the flow list of scalars that starts ``text``; it must end on its line."""
+        item = re.compile(r"""[ \t]*(?:('(?:[^']|'')*'|"(?:[^"\\]|\\.)*")[ \t]*"""  # a quoted item, or
+                          r"""|([^,\[\]{}'" \t][^,\[\]{}]*)?)([,\]])""")  # a plain one; then , or ]
+        out, pos = [], 1
+        while True:
+            found = item.match(text, pos)
+            plain = found and (found.group(2) or "").rstrip(" \t")
+            if not found or plain and re.search(r"(^|[ \t])#", plain):
+                self.fail("nested flow collections are not supported" if text[pos:].lstrip(" \t")[:1] in ("[", "{")
+                          else "a flow list holds scalars separated by ',' and ends with ']' on its line")
+            pos = found.end()
+            if found.group(1) or plain:
+                out.append(self.quoted(found.group(1))[0] if found.group(1) else self.plain(plain))
+            elif found.group(3) == ",":
+                self.fail("an empty item in a flow list")
+            if found.group(3) == "]":
+                return out, pos
+
+    def block_scalar(self, text, parent):
+        """A | (literal) or > (folded) scalar on the lines indented more than ``parent``."""
+        header = re.match(r"([|>])([-+]?)(?:[ \t]+(?:#.*)?)?\Z", text)
+        if not header:
+            self.fail("a block scalar header is | or > and then - or + at most (no indentation digit)")
+        lines, indent = [], None
+        self.i += 1
+        while self.i < len(self.lines):
+            line = self.lines[self.i]
+            spaces = len(line) - len(line.lstrip(" "))
+            if spaces == len(line):  # an empty line; spaces beyond the indentation are text
+                lines.append("" if indent is None else line[indent:])
+            elif spaces > (parent if indent is None else indent - 1):
+                indent = spaces if indent is None else indent
+                lines.append(line[indent:])
+            elif line[spaces] == "\t" or indent is not None and spaces > parent and line[spaces] != "#":
+                self.fail("a line of a block scalar indented less than its first line (or with a tab)")
+            else:
+                break
+            self.i += 1
+        texts = [n for n, line in enumerate(lines) if line]
+        if not texts:
+            return "\n" * len(lines) if header.group(2) == "+" else ""
+        out = ["\n" * texts[0], lines[texts[0]]]
+        for a, b in zip(texts, texts[1:]):  # folded: one line break between two lines of text is a space
+            fold = header.group(1) == ">" and lines[a][0] not in " \t" and lines[b][0] not in " \t"
+            out += ["\n" * (b - a - 1) or " " if fold else "\n" * (b - a), lines[b]]
+        return "".join(out) + {"-": "", "": "\n", "+": "\n" * (len(lines) - texts[-1])}[header.group(2)]
+
+
+def _parse_frontmatter(markdown):
+    """(frontmatter dict, body) of a SKILL.md; ValueError("line N: what") when its frontmatter
+    is missing or not in the YAML that _Yaml reads."""
+    text = markdown[1:] if markdown.startswith("\ufeff") else markdown
+    opening = re.match(r"---[ \t]*\r?\n", text)
+    closing = opening and re.compile(r"^---[ \t]*\r?$", re.M).search(text, opening.end())
+    if not closing:
+        raise ValueError("line 1: SKILL.md must begin with YAML frontmatter between two '---' lines")
+    if closing.start() - opening.end() > FRONTMATTER_MAX_CHARS:
+        raise ValueError("line 2: the frontmatter is longer than %d characters" % FRONTMATTER_MAX_CHARS)
+    yaml = _Yaml(text[opening.end():closing.start()].replace("\r\n", "\n").replace("\r", "\n"), 2)
+    value = yaml.node(-1, 0)
+    if yaml.next_content() >= 0:
+        yaml.fail("unexpected text after the frontmatter's fields")
+    if not isinstance(value, (dict, type(None))):
+        raise ValueError("line 2: the frontmatter must be a map of fields, not a %s" % type(value).__name__)
+    return value or {}, text[closing.end() + 1:]
+
+
+def _same_json(a, b):
+    """Equal as JSON values: 1 == 1.0, but True != 1 and "1" != 1.  Recurses as deep as ``a``."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    if isinstance(a, (int, float)):
+        return isinstance(b, (int, float)) and a == b
+    if isinstance(a, list):
+        return isinstance(b, list) and len(a) == len(b) and all(_same_json(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return isinstance(b, dict) and set(a) == set(b) and all(_same_json(a[k], b[k]) for k in a)
+    return type(a) is type(b) and a == b
+
+
+def _skill_files(entry):
+    """Check a skill entry before anything is read: (URI of its SKILL.md, its files, SKILL.md first)."""
+    uri = entry.get("uri") if isinstance(entry, dict) else None
+
+    def bad(detail, problem="entry"):
+        raise SkillVerificationError(uri if isinstance(uri, str) else None, None, problem, detail)
+
+    if not isinstance(uri, str) or "://" not in uri or not uri.endswith("/SKILL.md"):
+        bad("a skill entry's uri must be that of a SKILL.md, not %s" % _shorten(_dumps_for_humans(uri), 100))
+    root, frontmatter, files = uri[:-len("/SKILL.md")], entry.get("frontmatter"), entry.get("resources")
+    if not isinstance(frontmatter, dict) or frontmatter.get("name") != root.rsplit("/", 1)[-1]:
+        bad("the entry's frontmatter does not name the skill %r (its path's last segment)" % root.rsplit("/", 1)[-1])
+    if files == "dynamic":
+        bad("the server makes this skill's files on demand, so they cannot be verified (read_resource() "
+            "reads them unverified)", "dynamic")
+    if not isinstance(files, list) or len(files) > SKILL_MAX_FILES:
+        bad("the entry's resources must be a list of at most %d files" % SKILL_MAX_FILES,
+            "limit" if isinstance(files, list) else "entry")
+    listed = {}
+    for item in files:
+        file_uri = item.get("uri") if isinstance(item, dict) else None
+        if not isinstance(file_uri, str):
+            bad("a file of the entry has no uri: %s" % _shorten(_dumps_for_humans(item), 100))
+        if not isinstance(item.get("digest"), str) or not re.match(r"sha256:[0-9a-f]{64}\Z", item["digest"]):
+            bad("%s: the entry's digest is not sha256:<64 lowercase hex digits>" % file_uri)
+        if type(item.get("size")) is not int or item["size"] < 0:
+            bad("%s: the entry's size is not a byte count" % file_uri)
+        inside = file_uri.startswith(root + "/") and not {"", ".", ".."} & set(file_uri[len(root) + 1:].split("/"))
+        if file_uri in listed or not inside:
+            bad("%s %s" % (file_uri, "is listed twice" if inside else "is not in the skill's directory " + root))
+        listed[file_uri] = item
+    if sum(item["size"] for item in files) > SKILL_MAX_BYTES:
+        bad("the skill's files add up to more than %d bytes" % SKILL_MAX_BYTES, "limit")
+    if uri not in listed:
+        bad("the entry's resources do not list %s itself" % uri)
+    return uri, [listed[uri]] + [item for item in files if item["uri"] != uri]
+
+
+def _skill_file(skill, item, result):
+    """The bytes of ``item`` in a resources/read result, once its size and digest match."""
+    import hashlib
+    contents = result.get("contents") if isinstance(result, dict) else None
+    parts = [c for c in contents if isinstance(c, dict) and c.get("uri") == item["uri"]] if isinstance(
+        contents, list) else []
+    text, blob = (parts[0].get("text"), parts[0].get("blob")) if len(parts) == 1 else (None, None)
+    try:
+        data = text.encode("utf-8") if isinstance(text, str) else base64.b64decode(blob, validate=True)
+    except (ValueError, TypeError):  # (text with a lone surrogate, blob not base64, neither)
+        raise SkillVerificationError(skill, item["uri"], "content", "resources/read did not return this file "
+                                     "(one content with its uri, with a text or a base64 blob)")
+    if len(data) != item["size"]:
+        raise SkillVerificationError(skill, item["uri"], "size", "size mismatch: the entry says %d bytes, the "
+                                     "server sent %d" % (item["size"], len(data)), item["size"], len(data))
+    digest = "sha256:" + hashlib.sha256(data).hexdigest()
+    if digest != item["digest"]:
+        raise SkillVerificationError(skill, item["uri"], "digest", "digest mismatch: the entry says %s, the "
+                                     "content hashes to %s" % (item["digest"], digest), item["digest"], digest)
+    return data
+
+
+def _skill_md(skill, entry, data):
+    """(text, frontmatter, body) of a SKILL.md whose frontmatter equals the entry's, field by field."""
+    try:
+        text = data.decode("utf-8")
+        frontmatter, body = _parse_frontmatter(text)
+    except ValueError as e:  # (UnicodeDecodeError is one)
+        raise SkillVerificationError(skill, skill, "frontmatter", "cannot read its frontmatter: %s" % e) from e
+    listed = entry["frontmatter"]
+    differ = [k for k in list(listed) + [k for k in frontmatter if k not in listed]
+              if k not in frontmatter or k not in listed or not _same_json(frontmatter[k], listed[k])]
+    if differ:
+        def show(fields, k):
+            return _shorten(_dumps_for_humans(fields[k]), 80) if k in fields else "(absent)"
+        raise SkillVerificationError(skill, skill, "frontmatter", "frontmatter differs from the entry: " + "; ".join(
+            "%s: the entry says %s, the file says %s" % (k, show(listed, k), show(frontmatter, k)) for k in differ),
+            {k: listed[k] for k in differ if k in listed}, {k: frontmatter[k] for k in differ if k in frontmatter})
+    return text, frontmatter, body
 
 
 # -- HTTP details ---------------------------------------------------------------

@@ -1286,6 +1286,8 @@ EXCEPTION_ARGS = {
         "resource_metadata": "http://127.0.0.1:1/.well-known/oauth-protected-resource", "scope": "read",
         "error": "invalid_token", "error_description": "expired"}],
     "AuthError": ["OAuth: token request failed", "invalid_grant", "the code expired"],
+    "SkillVerificationError": ["skill://pdf/SKILL.md", "skill://pdf/FORMS.md", "digest", "digest mismatch",
+                               "sha256:" + "0" * 64, "sha256:" + "1" * 64],
 }
 EXCEPTION_NAMES = [n for n in mcp_min.__all__
                    if isinstance(getattr(mcp_min, n, None), type) and issubclass(getattr(mcp_min, n), BaseException)]
