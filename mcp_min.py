@@ -2690,7 +2690,7 @@ class _Inbox(object):
         self._serving = {}  # id of a server request being answered -> True once the server cancelled it
 
     def capabilities(self, modern, version=None):
-        """What we declare: a capability per callback given, and tasks (we follow any)."""
+        """What we declare: a capability per callback given, tasks (we follow any) and skills."""
         inbox, caps = self, {}
         newest = modern or (version or "") >= "2025-11-25"  # URL elicitation and tasks came then
         if inbox.roots is not None:
@@ -2702,8 +2702,10 @@ class _Inbox(object):
             modes["url"] = {}
         if modes:
             caps["elicitation"] = modes
+        if newest:  # skills (SEP-2640): 2025-11-25 servers serve them too
+            caps["extensions"] = {SKILLS_EXTENSION: {}}
         if modern:
-            caps["extensions"] = {TASKS_EXTENSION: {}}
+            caps["extensions"][TASKS_EXTENSION] = {}
         elif newest:
             caps["tasks"] = {}
         return caps
@@ -4180,6 +4182,73 @@ class Client(object):
             raise McpError("%s does not exist in protocol %s; use %s instead"
                            % (method, self._session.protocol_version, instead))
 
+    # -- skills (the io.modelcontextprotocol/skills extension, SEP-2640) ----------
+    def list_skills(self, refresh=False):
+        """Every skill the server lists (all pages of ``skills/list``): entries with ``uri`` (of
+        its SKILL.md), ``frontmatter`` and ``resources`` (its files, with ``size`` and
+        ``digest``).  Reads no skill file.  McpError when the server lacks the extension."""
+        self._need_skills()
+        return [e for e in self._session.list_all("skills/list", "skills", refresh) if isinstance(e, dict)]
+
+    def read_skill(self, skill, *, files=True, timeout=_DEFAULT):
+        """Load one skill, verified against its entry; nothing unverified is returned.
+
+        ``skill``: a name or skill path (looked up in ``list_skills()``), the URI of its
+        SKILL.md (its entry comes from ``skills/get``) or an entry of ``list_skills()``.
+        SKILL.md is read first, then (``files=True``) each other listed file, one
+        ``resources/read`` each (``timeout`` applies to each request).  Each file's byte size
+        and sha256 digest must match the entry, and SKILL.md's frontmatter must equal the
+        entry's field by field: the first mismatch raises SkillVerificationError and nothing
+        more is read.  Skills whose files are ``"dynamic"`` cannot be verified and are refused.
+
+        Returns a dict: ``uri``, ``name``, ``frontmatter``, ``text`` (all of SKILL.md),
+        ``body`` (the Markdown after the frontmatter), ``files`` (URI -> bytes, SKILL.md
+        first, then in the entry's order) and ``entry``."""
+        timeout = _timeout_arg(timeout, _DEFAULT)
+        entry = self._skill_entry(skill, timeout)
+        uri, listed = _skill_files(entry)
+        out = {}
+        for item in listed if files else listed[:1]:
+            try:
+                result = self._session.request("resources/read", {"uri": item["uri"]}, timeout)
+            except RequestError as e:
+                raise SkillVerificationError(uri, item["uri"], "missing", "the server did not serve it: %s" % e) from e
+            out[item["uri"]] = _skill_file(uri, item, result)
+            if item["uri"] == uri:  # SKILL.md, first: its frontmatter is checked before anything else is read
+                text, frontmatter, body = _skill_md(uri, entry, out[uri])
+        return {"uri": uri, "name": frontmatter["name"], "frontmatter": frontmatter, "text": text, "body": body,
+                "files": out, "entry": entry}
+
+    def _skill_entry(self, skill, timeout):
+        """The entry to verify against: as given, from skills/get (a URI) or from the listing."""
+        if isinstance(skill, dict):
+            return skill
+        if not isinstance(skill, str) or not skill:
+            raise ValueError("read_skill() takes a skill name, the URI of its SKILL.md or an entry of list_skills()")
+        if "://" in skill:
+            self._need_skills()
+            entry = _field(self._session.request("skills/get", {"uri": skill}, timeout), "skill", dict, "skills/get")
+            if not entry or entry.get("uri") != skill:
+                raise SkillVerificationError(skill, None, "entry", "skills/get did not return this skill's entry")
+            return entry
+
+        def names(entry):  # its name, and its path (the URI without scheme and /SKILL.md)
+            uri, fm = entry.get("uri"), entry.get("frontmatter")
+            return (fm.get("name") if isinstance(fm, dict) else None,
+                    uri.split("://", 1)[-1][:-len("/SKILL.md")] if isinstance(uri, str) else None)
+        found = [entry for entry in self.list_skills() if skill in names(entry)]
+        if len(found) != 1:
+            raise McpError("%d listed skills are named %r%s" % (len(found), skill, (
+                ": %s; pass the URI of the one you want" % ", ".join(str(e.get("uri")) for e in found)) if found else
+                " (one it does not list can still be read by the URI of its SKILL.md)"))
+        return found[0]
+
+    def _need_skills(self):
+        extensions = self._session.server_capabilities.get("extensions")
+        if not isinstance(extensions, dict) or SKILLS_EXTENSION not in extensions:
+            raise McpError("the server does not declare the %s extension (skill files can still be read with "
+                           "read_resource())" % SKILLS_EXTENSION)
+
     # -- raw access ------------------------------------------------------------
     def request(self, method, params=None, *, timeout=_DEFAULT, progress=None):
         """Send any request and return its raw result dict (``params``: a dict or None)."""
@@ -5310,6 +5379,8 @@ commands:
   read URI                  read a resource
   prompts                   list prompts
   prompt NAME [key=value ...]  get a prompt
+  skills                    list skills (the io.modelcontextprotocol/skills extension)
+  skill NAME|URI            read a skill, verified against its entry; print its SKILL.md
   ping                      check the server answers
   raw METHOD [JSON]         send any request, print the raw result
   task ID                   wait (up to --timeout) for a task and print its value;
@@ -5570,6 +5641,33 @@ def _run_prompt(client, parsed, as_json):
     return 0
 
 
+def _run_skills(client, parsed, as_json):
+    skills = client.list_skills()
+    if as_json:
+        _print(skills, True)
+        return 0
+    for entry in skills:
+        fm = entry.get("frontmatter") if isinstance(entry.get("frontmatter"), dict) else {}
+        desc = str(fm.get("description") or "").strip().splitlines()
+        print("%s%s  (%s)" % (fm.get("name"), "  - " + desc[0] if desc else "", entry.get("uri")))
+    return 0
+
+
+def _run_skill(client, name, as_json):
+    skill = client.read_skill(name)
+    if not as_json:
+        print(skill["text"], end="" if skill["text"].endswith("\n") else "\n")
+        return 0
+    files = {}
+    for uri, data in skill["files"].items():
+        try:
+            files[uri] = {"size": len(data), "text": data.decode("utf-8")}
+        except UnicodeDecodeError:
+            files[uri] = {"size": len(data), "blob": base64.b64encode(data).decode("ascii")}
+    _print(dict(skill, files=files), True)
+    return 0
+
+
 def _run_ping(client, parsed, as_json):
     client.ping()
     print("ok")
@@ -5596,6 +5694,8 @@ _COMMANDS = {
     "read": (1, lambda args: args[0], _run_read),
     "prompts": (0, lambda args: None, lambda client, parsed, as_json: _listing(client.list_prompts(), as_json) or 0),
     "prompt": (1, lambda args: (args[0], _key_values(args[1:], as_json=False)), _run_prompt),
+    "skills": (0, lambda args: None, _run_skills),
+    "skill": (1, lambda args: args[0], _run_skill),
     "ping": (0, lambda args: None, _run_ping),
     "raw": (1, _raw_args, lambda client, parsed, as_json: _print(client.request(*parsed), True) or 0),
     "task": (1, lambda args: args[0], _run_task),

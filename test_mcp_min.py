@@ -127,7 +127,7 @@ def test_handshake_messages_in_order(fake, tmp_path):
     init = msgs[0]["params"]
     assert init["protocolVersion"] == "2025-11-25"
     assert init["clientInfo"]["name"] == "mcp_min"
-    assert init["capabilities"] == {"tasks": {}}  # 2025-11-25: mcp_min follows task-augmented tool calls
+    assert init["capabilities"] == {"tasks": {}, "extensions": {"io.modelcontextprotocol/skills": {}}}
 
 
 def test_server_answering_older_supported_version_is_accepted(fake):
@@ -150,7 +150,7 @@ def test_capabilities_declared_only_for_given_callbacks(fake, tmp_path):
     with Client(fake(), roots=["/tmp"], sampling=lambda p: {}, elicitation=lambda p: {"action": "decline"}):
         pass
     init = [m for m in received(tmp_path) if m.get("method") == "initialize"][0]
-    assert set(init["params"]["capabilities"]) == {"roots", "sampling", "elicitation", "tasks"}
+    assert set(init["params"]["capabilities"]) == {"roots", "sampling", "elicitation", "tasks", "extensions"}
 
 
 @pytest.mark.parametrize("mode", ["error", "invalid-params", "silent", "die", "result-no-versions"])
@@ -1075,7 +1075,7 @@ def test_modern_requests_carry_meta_and_no_handshake(fake, tmp_path):
             assert meta[META + "protocolVersion"] == "2026-07-28"
             assert meta[META + "clientInfo"]["name"] == "mcp_min"
             assert meta[META + "clientCapabilities"] == {"roots": {}, "extensions": {
-                "io.modelcontextprotocol/tasks": {}}}
+                "io.modelcontextprotocol/tasks": {}, "io.modelcontextprotocol/skills": {}}}
 
 
 def test_modern_input_required_rounds(fake, tmp_path):
