@@ -126,6 +126,29 @@ def scenario_schema_preservation(url, ctx):
         client.call_tool("json_schema_echo", {"schema": schema})
 
 
+def scenario_skills_no_prefetch(url, ctx):
+    # Connecting and listing must not fetch any skill file.
+    with _connect(url) as client:
+        if not client.list_skills():
+            raise SystemExit("skills/list returned no skills")
+
+
+def scenario_skills_verify(url, ctx):
+    # The mock's SKILL.md contradicts its entry (digest, size or frontmatter): loading the
+    # skill must fail verification before any other file of it is fetched.
+    with _connect(url) as client:
+        entry = client.list_skills()[0]
+        try:
+            client.read_skill(entry)
+        except mcp_min.SkillVerificationError as e:
+            wanted = os.environ.get("MCP_CONFORMANCE_SCENARIO", "").rsplit("-", 1)[-1]  # digest, size, frontmatter
+            if e.problem != wanted:
+                raise SystemExit("refused, but for %s rather than %s: %s" % (e.problem, wanted, e))
+            print("conformance_client: refused as expected: %s" % e, file=sys.stderr)
+            return
+        raise SystemExit("the skill was loaded although it does not match its entry")
+
+
 def scenario_auth(url, ctx):
     # The OAuth flows (headless authorization, client credentials, CIMD) live in the
     # auth driver beside this file; it reads the same argv and environment.
@@ -146,6 +169,10 @@ SCENARIOS = {
     "http-invalid-tool-headers": scenario_invalid_tool_headers,
     "json-schema-ref-no-deref": scenario_ref_no_deref,
     "json-schema-2020-12-preservation": scenario_schema_preservation,
+    "sep-2640-client-no-prefetch": scenario_skills_no_prefetch,
+    "sep-2640-client-verify-digest": scenario_skills_verify,
+    "sep-2640-client-verify-size": scenario_skills_verify,
+    "sep-2640-client-verify-frontmatter": scenario_skills_verify,
 }
 
 

@@ -55,6 +55,11 @@ SCENARIOS = [
     ("0.2.0", None, "elicitation-sep1034-client-defaults", 5, ["client-elicitation-sep1034-enum-default"]),
     ("0.2.0", None, "sse-retry", 3, ["client-sse-retry-timing", "client-sse-last-event-id"]),
     ("0.2.0", None, "json-schema-2020-12-preservation", 9, []),
+    # ... and the skills extension (SEP-2640); extension scenarios run without --spec-version.
+    ("0.2.0", None, "sep-2640-client-no-prefetch", 1, ["sep-2640-host-no-prefetch"]),
+    ("0.2.0", None, "sep-2640-client-verify-digest", 1, ["sep-2640-host-verify-digest"]),
+    ("0.2.0", None, "sep-2640-client-verify-size", 1, ["sep-2640-host-size-mismatch-failure"]),
+    ("0.2.0", None, "sep-2640-client-verify-frontmatter", 1, ["sep-2640-host-frontmatter-comparison"]),
 ]
 
 # Suites that together hold every auth/* client scenario of each version: (suite version,
