@@ -57,7 +57,8 @@ import sys
 if sys.version_info < (3, 8):  # the rest of the file still parses on 3.6, so this can say it plainly
     _MESSAGE = "mcp_min needs Python 3.8 or newer; this is Python %d.%d" % sys.version_info[:2]
     if __name__ == "__main__":
-        sys.exit("mcp_min: " + _MESSAGE)
+        sys.stderr.write(_MESSAGE + "\n")
+        sys.exit(2)
     raise ImportError(_MESSAGE)
 
 import base64
@@ -1372,8 +1373,103 @@ def _server_env(env, inherit):
     for key, value in (env or {}).items():
         if not isinstance(key, str) or not isinstance(value, str):
             raise ValueError("env must map strings to strings; %r is %r" % (key, type(value).__name__))
+        if os.name == "nt":  # names are case-insensitive there: "Path" replaces PATH, not beside it
+            for same in [k for k in base if k.upper() == key.upper()]:
+                del base[same]
         base[key] = value
     return base
+
+
+def _env_get(env, name):
+    for key, value in env.items():
+        if key.upper() == name.upper():  # (Windows: a config may say "Path")
+            return value
+    return None
+
+
+def _resolve_program(argv0, env, cwd):
+    """Windows: the file CreateProcess must be given for ``argv0``.  It neither searches
+    PATHEXT nor turns "npx" into npx.cmd, so the most common configs ("command": "npx")
+    fail without this; the child's PATH is searched, and a relative path is taken from its
+    cwd, as on POSIX.  Not found: ``argv0`` as given, so the start error names it."""
+    import shutil
+    name = os.path.join(cwd, argv0) if cwd and os.path.dirname(argv0) and not os.path.isabs(argv0) else argv0
+    path, exts = _env_get(env, "PATH"), (_env_get(os.environ, "PATHEXT") or ".COM;.EXE;.BAT;.CMD").lower()
+    found = shutil.which(name, path=path)
+    if found and os.path.splitext(found)[1].lower() not in exts.split(";"):
+        # Python 3.12.0 can return npm's extensionless shell script beside npx.cmd.
+        found = next(filter(None, (shutil.which(name + e, path=path) for e in exts.split(";") if e)), found)
+    return found or argv0
+
+
+def _batch_command_line(program, args):
+    """Windows: the command line for a .cmd/.bat launcher (npx.cmd).  CreateProcess hands it to
+    cmd.exe, which re-parses the line: an unquoted "&" in an argument would start a second
+    command.  Inside double quotes cmd.exe leaves & | < > ^ ( ) alone and the program behind
+    the launcher drops the quotes; % and " cannot be made safe there, so they are refused."""
+    parts = ['"%s"' % program]
+    for arg in args:
+        if any(c in arg for c in '%"\r\n\0'):
+            raise ValueError("%r cannot be passed through %s: cmd.exe would change it; start the program "
+                             "behind the launcher directly" % (arg, os.path.basename(program)))
+        if not arg or any(c.isspace() or c in "&|<>^()!,;=" for c in arg):
+            body = arg.rstrip("\\")  # backslashes before the closing quote are doubled, or they escape it
+            arg = '"%s%s"' % (body, "\\" * (2 * (len(arg) - len(body))))
+        parts.append(arg)
+    return " ".join(parts)
+
+
+def _process_group():
+    """Popen keywords that give a server a process group of its own, so close() reaches
+    what a launcher (npx, uv) started, and a Ctrl+C in our console does not reach it."""
+    if os.name != "nt":
+        return {"start_new_session": True}
+    import subprocess  # (no console window per server for GUI and pythonw applications either)
+    return {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP | getattr(subprocess, "CREATE_NO_WINDOW", 0)}
+
+
+def _taskkill_argv(pid):
+    """Windows: taskkill from the system folder (never whatever PATH finds) ending ``pid``
+    and every process it started; it must run while the launcher still lives."""
+    root = _env_get(os.environ, "SystemRoot") or "C:\\Windows"
+    return [os.path.join(root, "System32", "taskkill.exe"), "/T", "/F", "/PID", str(int(pid))]
+
+
+class _PipeWriter(object):
+    """Windows: blocking writes to a pipe on a thread of its own, so a sender can give up at
+    its deadline (Windows has no select() on pipes, and no non-blocking pipes before 3.12)."""
+
+    def __init__(self, fd, name):
+        self._fd, self._jobs = fd, SimpleQueue()
+        _start_thread(self._run, name, what="write to the server")
+
+    def write(self, data, deadline):
+        """True once written; False when the deadline came first (how much went out is
+        unknown); raises the OSError of a failed write."""
+        done, failed = threading.Event(), []
+        self._jobs.put((data, done, failed))
+        if not done.wait(_remaining(deadline)):
+            return False
+        if failed:
+            raise failed[0]
+        return True
+
+    def close(self):
+        self._jobs.put(None)
+
+    def _run(self):
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                return
+            data, done, failed = job
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(self._fd, view):]
+            except OSError as e:
+                failed.append(e)
+            done.set()
 
 
 def _split_command(command):
@@ -1385,15 +1481,19 @@ def _split_command(command):
 
 
 def _split_windows(command):
-    """Split a command line as Windows programs do (the CommandLineToArgvW rules):
-    blanks separate words, double quotes group; 2n backslashes before a quote give
-    n backslashes and the quote delimits, 2n+1 give n and a literal quote; a
-    doubled quote inside quotes is a literal quote; other backslashes are literal."""
+    """Split a command line as the Microsoft C runtime splits a program's own: blanks
+    separate words, double quotes group; 2n backslashes before a quote give n backslashes
+    and the quote delimits, 2n+1 give n and a literal quote; a doubled quote inside quotes
+    is a literal quote; other backslashes are literal, and in the first word (the program)
+    every backslash is, so "C:\\Program Files\\x.exe" works as typed."""
     argv, word, in_word, quoted = [], [], False, False
     i, n = 0, len(command)
     while i < n:
         c = command[i]
-        if c == "\\":
+        if c == "\\" and not argv:
+            word.append(c)
+            i, in_word = i + 1, True
+        elif c == "\\":
             j = i
             while j < n and command[j] == "\\":
                 j += 1
@@ -1406,7 +1506,7 @@ def _split_windows(command):
                 word.append("\\" * (j - i))
             i, in_word = j, True
         elif c == '"':
-            if quoted and command[i + 1:i + 2] == '"':
+            if quoted and command[i + 1:i + 2] == '"' and argv:
                 word.append('"')
                 i += 1
             else:
@@ -1449,23 +1549,20 @@ class _StdioTransport(_Transport):
         self._proc = None
         self._closing = False  # close() has begun: nothing more is written
         self._drop_reason = None  # set when we kill the server ourselves, and why
-        self._reader = self._stderr_reader = self._writer = None
+        self._reader = self._stderr_reader = self._writer = None  # (the writer: Windows only)
 
     def start(self, router):
         import subprocess  # here, not at the top: HTTP-only users never need it
         self._router = router
-        argv = list(self.argv)
+        command = self.argv
         if os.name == "nt":
-            # CreateProcess neither searches PATHEXT nor runs "npx" as npx.cmd: resolve it first.
-            import shutil
-            argv[0] = shutil.which(argv[0], path=self._env.get("PATH")) or argv[0]
+            program = _resolve_program(self.argv[0], self._env, self._cwd)
+            command = _batch_command_line(program, self.argv[1:]) if os.path.splitext(program)[1].lower() in (
+                ".cmd", ".bat") else [program] + self.argv[1:]
         try:
             self._proc = subprocess.Popen(
-                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
-                env=self._env, cwd=self._cwd, close_fds=True,
-                # A process group of its own, so close() also reaches what a launcher (npx, uv) spawned.
-                start_new_session=(os.name == "posix"),
-                creationflags=getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0))
+                command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
+                env=self._env, cwd=self._cwd, close_fds=True, **_process_group())
         except OSError as e:
             raise ConnectionClosed("cannot start %s: %s" % (self.name, e.strerror or e))
         except (ValueError, TypeError) as e:
@@ -1473,6 +1570,8 @@ class _StdioTransport(_Transport):
         self._stdin_fd = self._proc.stdin.fileno()
         if os.name == "posix":  # lets a write give up when the server stops reading
             os.set_blocking(self._stdin_fd, False)
+        else:
+            self._writer = _PipeWriter(self._stdin_fd, "mcp_min-writer-%d" % self._proc.pid)
         pid = self._proc.pid
         try:
             self._reader = _start_thread(self._read_loop, "mcp_min-reader-%d" % pid)
@@ -1627,25 +1726,13 @@ class _StdioTransport(_Transport):
                 raise ConnectionClosed("cannot write to %s: %s" % (self.name, e))
 
     def _write_windows(self, data, deadline):
-        # Windows pipes have no select() and (before 3.12) no non-blocking mode: a helper
-        # thread does the blocking write while we wait with the deadline.  When it passes,
-        # we cannot know how much went out, so the connection is dropped.
-        done, failed = threading.Event(), []
-
-        def write():
-            try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(self._stdin_fd, view):]
-            except OSError as e:
-                failed.append(e)
-            done.set()
-
-        _start_thread(write, "mcp_min-writer", what="write to the server")
-        if not done.wait(_remaining(deadline)):
-            self._drop("stopped reading its stdin")
-        if failed:
-            raise ConnectionClosed("cannot write to %s: %s" % (self.name, failed[0]))
+        # The writer thread writes; when the deadline comes first we cannot know how much
+        # went out, so the connection is dropped (killing the server frees the write).
+        try:
+            if not self._writer.write(data, deadline):
+                self._drop("stopped reading its stdin")
+        except OSError as e:
+            raise ConnectionClosed("cannot write to %s: %s" % (self.name, e))
 
     def _drop(self, why):
         self._drop_reason = "%s %s; mcp_min dropped the connection" % (self.name, why)
@@ -1667,6 +1754,8 @@ class _StdioTransport(_Transport):
         if locked:
             try:
                 proc.stdin.close()
+                if self._writer is not None:
+                    self._writer.close()
             except OSError:
                 pass
             finally:
@@ -1719,8 +1808,8 @@ class _StdioTransport(_Transport):
         else:  # the whole tree: npx/uvx grandchildren would keep the pipes open
             import subprocess
             try:
-                subprocess.run(["taskkill", "/T", "/F", "/PID", str(self._proc.pid)], stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL, timeout=CLOSE_GRACE)
+                subprocess.run(_taskkill_argv(self._proc.pid), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, timeout=CLOSE_GRACE, **_process_group())
             except (OSError, subprocess.SubprocessError):
                 pass
             try:
@@ -5455,7 +5544,7 @@ def _key_values(pairs, as_json=True):
 def _server_from_config(path, name):
     """(server, env, headers) of one entry of an mcpServers file; errors name the key."""
     try:
-        with open(path, encoding="utf-8") as f:
+        with open(path, encoding="utf-8-sig") as f:  # (with or without the BOM Windows editors write)
             doc = json.load(f)
     except (OSError, ValueError) as e:
         raise _UsageError("cannot read %s: %s" % (path, e))

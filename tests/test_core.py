@@ -298,16 +298,6 @@ def test_tool_error_carries_the_text_and_result():
     assert info.value.result is result
 
 
-@pytest.mark.parametrize("command, argv", [
-    ("npx -y @scope/server", ["npx", "-y", "@scope/server"]),
-    (r'"C:\Program Files\node.exe" a\\b "c d"', [r"C:\Program Files\node.exe", r"a\\b", "c d"]),
-    (r'a\"b', ['a"b']), (r'"a\\"b', ["a\\b"]), (r'a\\\"b', ['a\\"b']), ('"x""y"', ['x"y']),
-    ('a  b\t"" c', ["a", "b", "", "c"]), ("", []),
-])
-def test_windows_command_line_splitting(command, argv):
-    assert mcp_min._split_windows(command) == argv
-
-
 @pytest.mark.parametrize("headers, problem", [
     ({"Authorization": "Bearer tok\n"}, None), ({"Bad Name": "x"}, "not a valid"), ({"X": "a\r\nb"}, "line break"),
     ({"X": 5}, "must be a string"),
