@@ -13,7 +13,9 @@ import time
 
 import pytest
 
-import mcp_min
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "tests"))
+import mcp_min  # noqa: E402
+from testsupport import wait_for  # noqa: E402
 from mcp_min import (Client, ConnectionClosed, McpError, RequestError, RequestTimeout, ToolError)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -41,15 +43,6 @@ def received(tmp_path):
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def wait_for(predicate, timeout=10.0):
-    """Poll a condition that another process or thread makes true (not a sleep for correctness:
-    the assertion is the condition itself, the deadline only bounds a failure)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.01)
-    return predicate()
 
 
 # ---------------------------------------------------------------------------

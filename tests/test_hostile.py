@@ -38,6 +38,7 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 import mcp_min  # noqa: E402
+from testsupport import wait_for  # noqa: E402
 from mcp_min import (Client, ConnectionClosed, HttpError, McpError, RequestCancelled,  # noqa: E402
                      RequestTimeout)
 
@@ -56,14 +57,6 @@ LIMIT = 3.5  # ... and the wall-clock bound they must end within (7x the deadlin
 # Harness
 # ---------------------------------------------------------------------------
 
-def wait_for(predicate, timeout=10.0):
-    """Poll a condition that another thread or process makes true; the bound only limits a failure."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.01)
-    return predicate()
 
 
 def bounded(fn, limit):

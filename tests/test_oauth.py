@@ -29,6 +29,7 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 import mcp_min  # noqa: E402
+from testsupport import wait_for  # noqa: E402
 from mcp_min import AuthError, AuthRequired, Client, OAuth, RequestTimeout  # noqa: E402
 
 
@@ -128,14 +129,6 @@ def thumbprint(jwk):
     return b64url(hashlib.sha256(canonical.encode()).digest())
 
 
-def wait_for(predicate, timeout=10.0):
-    """Poll a condition another thread makes true (the deadline only bounds a failure)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.01)
-    return predicate()
 
 
 # ---------------------------------------------------------------------------

@@ -21,6 +21,7 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 import mcp_min  # noqa: E402
+from testsupport import wait_for  # noqa: E402
 from mcp_min import (Client, McpError, RequestCancelled, RequestError, RequestTimeout, ToolError,  # noqa: E402
                      UrlElicitationRequired)
 
@@ -33,14 +34,6 @@ RELATED = "io.modelcontextprotocol/related-task"
 ERAS = ["2025-11-25", "2026-07-28"]
 
 
-def wait_for(predicate, timeout=10.0):
-    """Poll a condition another process makes true; the deadline only bounds a failure."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.01)
-    return predicate()
 
 
 class Log(object):
