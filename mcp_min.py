@@ -18,7 +18,8 @@ the pending requests and the subscriptions, and routes what arrives); pure
 protocol helpers; transports behind one interface (``_Transport``: stdio,
 Streamable HTTP, legacy HTTP+SSE; every HTTP byte goes through ``_HttpEngine``);
 ``_Session`` (version negotiation, sending, settling answers) and ``_Inbox``
-(what the server sends unasked); ``Client``; the OAuth plug-in; the CLI.
+(what the server sends unasked); tasks (``Task``: tool calls that run in the
+background); ``Client``; the auth plug-in (``OAuth``); the CLI.
 
 Threads.  stdio: ``mcp_min-reader-<pid>`` reads the server's stdout and routes
 every message; ``mcp_min-stderr-<pid>`` keeps the tail of its stderr.  HTTP has
@@ -28,7 +29,10 @@ thread per ``submit()``.  Server-initiated streams have their own reader
 (``mcp_min-get-stream``, ``mcp_min-sse``).  User code never runs on a reader:
 notifications, progress, logs and stderr lines run in order on
 ``mcp_min-events``; server requests on up to 8 ``mcp_min-answer`` threads (then
-queued on ``mcp_min-answers``), pings on ``mcp_min-ping``.
+queued on ``mcp_min-answers``), pings on ``mcp_min-ping``; cancellations we send
+without waiting go out on ``mcp_min-courier``.  A submitted call that became a
+task is followed on ``mcp_min-task-<id>``; ``mcp_min-deadlines`` cuts HTTP
+requests that outlive their deadline.
 
 Settling.  A ``Future`` is a one-slot queue: the routing thread puts the raw
 answer in it; ``result()`` takes it on the waiting thread and only there turns
