@@ -66,9 +66,22 @@ def _newer_syntax(source):
         if isinstance(node, ast.ImportFrom) and node.module == "__future__" \
                 and any(a.name == "annotations" for a in node.names):
             found.append("%d: from __future__ import annotations (3.7)" % node.lineno)
+    lines = source.splitlines(True)
+    start = None
     for tok in tokenize.generate_tokens(io.StringIO(source).readline):
-        if tok.type == tokenize.STRING and re.match(r"(?i)[rb]*f", tok.string) \
-                and re.search(r"\{[^{}]*[^=!<>]=\s*(![rsa])?(:[^{}]*)?\}", tok.string):
+        # An f-string is one STRING token before Python 3.12, FSTRING_START ... FSTRING_END after.
+        if tok.type == getattr(tokenize, "FSTRING_START", None):
+            start = tok.start
+            continue
+        if tok.type == getattr(tokenize, "FSTRING_END", None) and start is not None:
+            text = "".join(lines[start[0] - 1:tok.end[0]])[start[1]:]
+            text = text[:len(text) - (len(lines[tok.end[0] - 1]) - tok.end[1])]
+            start = None
+        elif tok.type == tokenize.STRING and re.match(r"(?i)[rb]*f", tok.string):
+            text = tok.string
+        else:
+            continue
+        if re.search(r"\{[^{}]*[^=!<>]=\s*(![rsa])?(:[^{}]*)?\}", text):
             found.append("%d: f-string self-documenting '=' (3.8)" % tok.start[0])
     return found
 
