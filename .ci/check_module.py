@@ -100,6 +100,34 @@ def check_grammar(path, minimum):
     return ["%s:%s: syntax newer than Python %d.%d: %s" % (path, line, minimum[0], minimum[1], msg)], how
 
 
+def optional_imports(tree):
+    """Imports in a ``try`` whose ``except ImportError`` imports a replacement: {import node:
+    the top-level names its handlers import}.  Such an import is an accelerator the module can
+    do without (CPython's C ``_queue`` beside ``queue``, absent on PyPy); the module depends only
+    on the replacement, so the replacement is what must be standard library."""
+    found = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Try):
+            continue
+        fallbacks = set()
+        for handler in node.handlers:
+            caught = handler.type
+            names = [n.id for n in ast.walk(caught) if isinstance(n, ast.Name)] if caught is not None else []
+            if not set(names) & {"ImportError", "ModuleNotFoundError"}:
+                continue
+            for sub in ast.walk(handler):
+                if isinstance(sub, ast.Import):
+                    fallbacks |= {a.name.split(".")[0] for a in sub.names}
+                elif isinstance(sub, ast.ImportFrom) and sub.level == 0 and sub.module:
+                    fallbacks.add(sub.module.split(".")[0])
+        if fallbacks:
+            for stmt in node.body:
+                for sub in ast.walk(stmt):
+                    if isinstance(sub, (ast.Import, ast.ImportFrom)):
+                        found[sub] = fallbacks
+    return found
+
+
 def check(path, minimum=(3, 8)):
     """Findings (one string each) for the module at path; an empty list when it is clean."""
     return check_with_note(path, minimum)[0]
@@ -118,6 +146,7 @@ def check_with_note(path, minimum=(3, 8)):
     if findings:
         return findings, how
     stdlib = stdlib_module_names()
+    optional = optional_imports(tree)
     findings = []
     for node in ast.walk(tree):
         names = []
@@ -129,7 +158,7 @@ def check_with_note(path, minimum=(3, 8)):
             top = name.split(".")[0]
             if top == "__future__":
                 continue
-            if top not in stdlib:
+            if top not in stdlib and not (node in optional and optional[node] <= stdlib):
                 findings.append("%s:%d: imports %r, which is not in the standard library" % (path, node.lineno, name))
             if top in NEWER_MODULES and minimum < (3, 9):
                 findings.append("%s:%d: %r needs Python %s" % (path, node.lineno, top, NEWER_MODULES[top]))

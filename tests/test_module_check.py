@@ -44,8 +44,21 @@ def test_checker_runs_as_a_script():
     assert "(grammar: " in out
 
 
+@pytest.mark.parametrize("source", [
+    "try:\n    from _queue import SimpleQueue\nexcept ImportError:\n    from queue import SimpleQueue\n",
+    "try:\n    import ujson as json\nexcept (ImportError, AttributeError):\n    import json\n",
+])
+def test_checker_accepts_an_accelerator_with_a_standard_library_fallback(tmp_path, source):
+    path = tmp_path / "m.py"
+    path.write_text(source, encoding="utf-8")
+    assert check_module.check(str(path), (3, 8)) == []
+
+
 @pytest.mark.parametrize("source, expected", [
     ("import requests\n", "not in the standard library"),
+    ("try:\n    import ujson as json\nexcept ImportError:\n    import simplejson as json\n",
+     "not in the standard library"),  # an optional import whose replacement is no better
+    ("try:\n    import numpy\nexcept ValueError:\n    import json\n", "not in the standard library"),
     ("from yaml import safe_load\n", "not in the standard library"),
     ("import zoneinfo\n", "needs Python 3.9"),
     ("x = 'ab'.removeprefix('a')\n", ".removeprefix needs Python 3.9"),
