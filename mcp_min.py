@@ -5022,6 +5022,10 @@ class _LoopbackListener(object):
                     listener._open.discard(request)
                 http.server.ThreadingHTTPServer.shutdown_request(self, request)
 
+            def process_request(self, request, client_address):  # one named thread per connection
+                _start_thread(self.process_request_thread, "mcp_min-oauth-connection", (request, client_address),
+                              "serve the login redirect")
+
         self.server = Server(("127.0.0.1", port), Handler)
         self.port = self.server.server_address[1]
         self.uri = "http://127.0.0.1:%d/callback" % self.port

@@ -480,3 +480,38 @@ def test_malformed_lists(result):
             session.list_all("tools/list", "tools")
 
 
+
+
+def test_subscription_map_and_list_cache_are_safe_across_threads(monkeypatch):
+    """The reader ends a listen (its answer came) while a user thread closes it; the reader drops
+    a cached list while a user thread fills it.  These once raced (a check-then-pop without a lock)."""
+    failures = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: failures.append(args.exc_value))
+
+    class Sub(object):
+        def __init__(self):
+            self.ended = []
+
+        def _end(self, error):
+            self.ended.append(error)
+
+    d, _ = make_dispatcher()
+    cache = mcp_min._ListCache()
+    subs = []
+    for i in range(300):
+        sub = Sub()
+        subs.append(sub)
+        fut = mcp_min.Future(d.next_id(), "subscriptions/listen", {}, None, None, settle, withdraw(d))
+        d.add(fut, sub)
+        threads = [threading.Thread(target=d.receive, args=({"jsonrpc": "2.0", "id": fut.id, "result": {}},)),
+                   threading.Thread(target=d.unsubscribe, args=(sub,)),
+                   threading.Thread(target=cache.put, args=("tools/list", [i], 60000)),
+                   threading.Thread(target=cache.drop, args=("tools/list",)),
+                   threading.Thread(target=cache.get, args=("tools/list",))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(10)
+        assert fut.done()
+    assert failures == []
+    assert all(len(s.ended) <= 1 for s in subs) and d.subscriptions() == []
