@@ -1002,6 +1002,80 @@ def test_redirect_to_another_origin_drops_credentials(http_fake):
     assert redirected and "authorization" not in redirected[0][2]
 
 
+class ForwardProxy(object):
+    """A plain HTTP forward proxy on 127.0.0.1 port 0 that records the request lines it gets
+    (absolute URIs) and relays each request to its target."""
+
+    def __init__(self):
+        import urllib.error
+        import urllib.request
+        self.lines = []
+        proxy = self
+        direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def relay(self):
+                proxy.lines.append((self.command, self.path))
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0)) or None
+                headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "connection",
+                                                                                   "proxy-connection")}
+                try:
+                    resp = direct.open(urllib.request.Request(self.path, body, headers, method=self.command),
+                                       timeout=10)
+                except urllib.error.HTTPError as e:
+                    resp = e
+                data = resp.read()
+                self.send_response(resp.status if hasattr(resp, "status") else resp.code)
+                for k, v in resp.headers.items():
+                    if k.lower() not in ("transfer-encoding", "connection", "content-length"):
+                        self.send_header(k, v)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_POST = do_DELETE = relay
+
+            def do_GET(self):  # no stream through this proxy: it relays whole answers only
+                proxy.lines.append((self.command, self.path))
+                self.send_response(405)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_http_goes_through_the_environment_proxy(calc_url, monkeypatch):
+    """HTTP(S)_PROXY / NO_PROXY are urllib's own: requests reach the server through the proxy
+    (absolute URIs on the request line), unless NO_PROXY exempts the host."""
+    proxy = ForwardProxy()
+    try:
+        for name in ("http_proxy", "HTTP_PROXY", "no_proxy", "NO_PROXY"):
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv("HTTP_PROXY", proxy.url)
+        with Client(calc_url, protocol_version="2025-11-25") as c:
+            assert c.call("add", a=2, b=3) == 5
+        assert ("POST", calc_url) in proxy.lines and all(path.startswith("http://") for _, path in proxy.lines)
+        seen = len(proxy.lines)
+        monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+        with Client(calc_url, protocol_version="2025-11-25") as c:
+            assert c.call("add", a=1, b=1) == 2
+        assert len(proxy.lines) == seen  # exempted: straight to the server
+    finally:
+        proxy.close()
+
+
 def test_legacy_sse_stream_survives_a_quiet_server(http_fake):
     server = http_fake(LegacySse)
     with Client(server.url, timeout=0.5) as c:
