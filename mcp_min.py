@@ -635,8 +635,7 @@ class _Dispatcher(object):
 
     # -- the session's side ------------------------------------------------------
     def next_id(self):
-        with self._lock:
-            return next(self._ids)
+        return next(self._ids)  # (itertools.count is atomic: one call of C code; no lock to contend for)
 
     def add(self, fut, subscription=None):
         """Register a request about to be sent (so its answer finds it).  Raises the
@@ -711,9 +710,11 @@ class _Dispatcher(object):
 
     def _answer(self, msg):
         rid = msg.get("id")
+        if not _is_id(rid):
+            rid = None  # (no future has it; checked before the lock, which the senders share)
         with self._lock:
-            fut = self._pending.pop(rid, None) if _is_id(rid) else None
-            ended = self._subscriptions.pop(rid, None) if fut is not None else None
+            fut = self._pending.pop(rid, None)
+            ended = self._subscriptions.pop(rid, None) if fut is not None and self._subscriptions else None
         if fut is not None:
             if fut.intercept is None or not self._intercepted(fut, msg):
                 fut._put(msg)
