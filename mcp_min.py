@@ -1336,7 +1336,8 @@ class _Transport(object):
 
     Methods:
         start(router): connect, then deliver to ``router.receive(msg)``,
-            ``router.fail(request_id, error)`` and ``router.closed(error)`` (a _Dispatcher).
+            ``router.fail(request_id, error)`` and ``router.closed(error)``, and ask
+            ``router.is_pending(request_id)`` (the router is a _Dispatcher).
         send(msg, data, deadline, wait_here=False, headers=None): send one message;
             ``data`` is its encoding.  For a request, ``wait_here`` says the caller is
             about to wait for the answer, so HTTP may read it on this thread; ``headers``
