@@ -796,7 +796,7 @@ def test_08a_pending_future_keeps_a_dropped_client_alive(peers, transport, api):
     else:
         assert value["structuredContent"] == args
     # Once the future is settled and dropped, the client goes too (and stops its server).
-    del fut
+    fut = None
     gc.collect()
     if transport == "stdio":
         pid = stdio.pid()

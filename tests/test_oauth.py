@@ -29,7 +29,6 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 import mcp_min  # noqa: E402
-from testsupport import wait_for  # noqa: E402
 from mcp_min import AuthError, AuthRequired, Client, OAuth, RequestTimeout  # noqa: E402
 
 
