@@ -443,6 +443,23 @@ def _error_from(msg, method=None):
                message if isinstance(message, str) else _dumps_for_humans(message), err.get("data"), method)
 
 
+def _result_dict(method, result):
+    if not isinstance(result, dict):
+        raise McpError("%s answered with a result that is not an object: %s"
+                       % (method, _shorten(_dumps_for_humans(result), 200)))
+    return result
+
+
+def _result_of(method, answer):
+    """The result dict of an answer (a message, or the McpError that ended the request); raises
+    the answer's error."""
+    if isinstance(answer, BaseException):
+        raise answer
+    if "error" in answer:
+        raise _error_from(answer, method)
+    return _result_dict(method, answer.get("result"))
+
+
 def _trace(direction, msg):
     """The wire trace: one DEBUG line per message (credentials never travel in messages)."""
     if isinstance(msg, bytes):
@@ -771,13 +788,6 @@ def _choose_version(supported):
             return version
     raise McpError("no protocol version in common: the server supports %s, mcp_min supports %s"
                    % (_shorten(", ".join(map(str, supported)), 300), ", ".join(SUPPORTED_VERSIONS)))
-
-
-def _result_dict(method, result):
-    if not isinstance(result, dict):
-        raise McpError("%s answered with a result that is not an object: %s"
-                       % (method, _shorten(_dumps_for_humans(result), 200)))
-    return result
 
 
 def _field(result, key, kind, method, default=None):
@@ -2932,6 +2942,16 @@ class _Inbox(object):
                 raise RequestError(INVALID_PARAMS, "mcp_min client does not handle %r elicitation" % (mode,))
         raise RequestError(METHOD_NOT_FOUND, "mcp_min client does not handle %s" % method)
 
+    def give_input(self, asking, ask):
+        """Our answer to one input request of a 2026-07-28 result (``ask``: method and params)."""
+        ask = ask if isinstance(ask, dict) else {}
+        params = ask.get("params") if isinstance(ask.get("params"), dict) else {}
+        try:
+            return self.serve(ask.get("method"), params)
+        except RequestError as e:
+            raise McpError("%s needs %s input, which this client cannot give: %s"
+                           % (asking, ask.get("method"), e.message))
+
     def visit_urls(self, elicitations):
         """-32042: the user visits each URL (through url_elicitation); True when they agreed to all."""
         for ask in elicitations:
@@ -3345,7 +3365,7 @@ class _Session(object):
             self.inbox.events.drain(fut.deadline)
         if type(answer) is not dict or "result" not in answer:
             answer = self._repeat_if_asked(fut, answer)
-        result = self._result_of(fut.method, answer)
+        result = _result_of(fut.method, answer)
         if self.era.modern and result.get("resultType", "complete") != "complete":
             result = self._complete(fut, result)
         if fut.method == "tools/call" and (fut.finish is _TASK_HANDLE or "task" in result
@@ -3390,14 +3410,6 @@ class _Session(object):
             return e
         return again._wait()
 
-    @staticmethod
-    def _result_of(method, answer):
-        if isinstance(answer, BaseException):
-            raise answer
-        if "error" in answer:
-            raise _error_from(answer, method)
-        return _result_dict(method, answer.get("result"))
-
     def _complete(self, fut, result):
         """Check a 2026-07-28 result's resultType and run the input_required rounds."""
         for _ in range(MAX_INPUT_ROUNDS + 1):
@@ -3412,20 +3424,11 @@ class _Session(object):
             params.pop("inputResponses", None)
             params.pop("requestState", None)
             if asked:
-                params["inputResponses"] = {key: self._input(fut.method, ask) for key, ask in asked.items()}
+                params["inputResponses"] = {key: self.inbox.give_input(fut.method, ask) for key, ask in asked.items()}
             if "requestState" in result:  # echoed untouched, and only when sent
                 params["requestState"] = result["requestState"]
-            result = self._result_of(fut.method, self._repeat(fut, lambda: None, params))
+            result = _result_of(fut.method, self._repeat(fut, lambda: None, params))
         raise McpError("%s still asked for input after %d rounds; giving up" % (fut.method, MAX_INPUT_ROUNDS))
-
-    def _input(self, method, ask):
-        ask = ask if isinstance(ask, dict) else {}
-        params = ask.get("params") if isinstance(ask.get("params"), dict) else {}
-        try:
-            return self.inbox.serve(ask.get("method"), params)
-        except RequestError as e:
-            raise McpError("%s needs %s input, which this client cannot give: %s"
-                           % (method, ask.get("method"), e.message))
 
     # -- lists -------------------------------------------------------------------
     def list_all(self, method, key, refresh=False):
