@@ -2266,6 +2266,10 @@ class _HttpEngine(object):
         return self._tls
 
     def _idle_take(self, key):
+        """A kept-alive connection that is still usable, or None.  This is the only place a
+        connection is given up on and another tried: here nothing has been sent, so nothing
+        can run twice.  Once a request's first byte is written, any failure is the request's
+        (a server may have read it: a tool must not run twice)."""
         while True:
             with self._lock:
                 idle = self._idle.get(key)
