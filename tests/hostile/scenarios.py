@@ -27,6 +27,7 @@ directory in the environment variable MCP_MIN_DIR (default: the repository root)
 
 import json
 import os
+import signal
 import sys
 import threading
 import time
@@ -240,6 +241,10 @@ def pool(cfg):
     others); all run at once and share one deadline."""
     import concurrent.futures
     import multiprocessing
+    # Import mcp_min before the first fork.  Otherwise the result threads of the pools made so
+    # far may be importing it (to unpickle an answer) while the next worker is forked; that
+    # child inherits the module's import lock held by a thread it does not have, and hangs.
+    import mcp_min
     table = cfg["table"]  # class name -> constructor args
     ctx = multiprocessing.get_context("fork")
     out = {name: {} for name in table}
@@ -248,7 +253,6 @@ def pool(cfg):
     executors = {name: concurrent.futures.ProcessPoolExecutor(1, mp_context=ctx) for name in table}
     futures = {name: executors[name].submit(raiser, name, args) for name, args in table.items()}
     deadline = time.monotonic() + 8  # generous: 20 forked workers on a loaded 2-core machine
-    import mcp_min
 
     def verdict(name, e):
         # Match our classes first: RequestTimeout is also a TimeoutError, which is what
@@ -267,22 +271,22 @@ def pool(cfg):
             out[name]["pool"] = "no exception"
         except Exception as e:
             out[name]["pool"] = verdict(name, e)
-    for p in pools.values():
-        try:
-            p.terminate()
-        except Exception:  # its result thread died unpickling: stop the workers ourselves
-            pass
     for name, fut in futures.items():
         try:
             fut.result(max(deadline - time.monotonic(), 0.01))
             out[name]["executor"] = "no exception"
         except Exception as e:
             out[name]["executor"] = verdict(name, e)
-    for ex in executors.values():
-        ex.shutdown(wait=False)
+    emit(out)
+    # Kill the workers instead of shutting the pools down: Pool.terminate() and
+    # ProcessPoolExecutor.shutdown() can raise or block on 3.8 once a result thread has died,
+    # a Pool forks a replacement for each worker killed one by one, and any worker left alive
+    # holds our stdout open past the harness's deadline.  The harness starts us as the leader
+    # of a process group of our own, so one signal to that group ends every worker and us.
+    if os.getpgrp() == os.getpid():
+        os.killpg(0, signal.SIGKILL)
     for child in multiprocessing.active_children():
         child.kill()
-    emit(out)
     os._exit(0)
 
 
