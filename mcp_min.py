@@ -34,12 +34,15 @@ without waiting go out on ``mcp_min-courier``.  A submitted call that became a
 task is followed on ``mcp_min-task-<id>``; ``mcp_min-deadlines`` cuts HTTP
 requests that outlive their deadline.
 
-Settling.  A ``Future`` is a one-slot queue: the routing thread puts the raw
+Settling.  A ``Future`` is a one-slot mailbox: the routing thread puts the raw
 answer in it; ``result()`` takes it on the waiting thread and only there turns
 it into a value.  So the session's repeats (a new HTTP session after a 404, a
 fresh tools/list after -32020) and the input rounds of 2026-07-28 run on the
-caller's thread, never on a reader.  (The queue replaced a lock latch: same
-speed, and the design is the one a reader expects.)
+caller's thread, never on a reader.  The slot is guarded by a latch (a lock
+held until the answer is in), not by ``queue.SimpleQueue``: on CPython 3.8 -
+3.12 a timed ``SimpleQueue.get`` can block forever when its timeout runs out
+between its two internal lock attempts (seen here: about once in a few
+thousand waits on a deadline about to pass), and a deadline must always hold.
 
 Era policy.  ``protocol_version="auto"`` first asks ``server/discover``.  A
 result listing versions picks the newest common one; 2026-07-28 is stateless
@@ -78,9 +81,11 @@ import time
 import weakref
 
 try:
-    from _queue import Empty as _Empty, SimpleQueue  # every Future's one-slot queue, without queue.py's imports
+    # Work queues with untimed get() only (see "Settling" above for why no wait here has a timeout),
+    # without queue.py's imports.
+    from _queue import SimpleQueue
 except ImportError:  # interpreters without the C module
-    from queue import Empty as _Empty, SimpleQueue
+    from queue import SimpleQueue
 
 __version__ = "0.2.0"
 
@@ -531,7 +536,7 @@ class Future(object):
     """
 
     __slots__ = ("id", "method", "params", "timeout", "deadline", "progress", "finish", "cancellable", "intercept",
-                 "_slot", "_answer", "_outcome", "_settling", "_settle", "_withdraw", "_keepalive", "__weakref__")
+                 "_arrived", "_answer", "_outcome", "_settling", "_settle", "_withdraw", "_keepalive", "__weakref__")
 
     def __init__(self, request_id, method, params, timeout, progress, settle, withdraw, finish=None,
                  cancellable=True):
@@ -544,8 +549,9 @@ class Future(object):
         self.finish = finish  # result dict -> the caller's value (None: the dict itself)
         self.cancellable = cancellable  # initialize and the discovery probe must not be cancelled
         self.intercept = None  # (future, answer) -> True when it takes the answer over (see _Dispatcher)
-        self._slot = SimpleQueue()  # the router puts the answer here, once
-        self._answer = None  # the answer message, or the McpError that ended the request
+        self._answer = None  # the one slot: the answer message, or the McpError that ended the request
+        self._arrived = threading.Lock()  # the latch: held until the answer is in the slot
+        self._arrived.acquire()
         self._outcome = None  # (value, error) once settled
         self._settling = threading.Lock()  # several threads may wait; one settles
         self._settle = settle  # (future, answer) -> value, on the waiting thread; may block (input rounds)
@@ -553,9 +559,11 @@ class Future(object):
         self._keepalive = None  # the Client, while this is pending (a one-liner's client lives on)
 
     def _put(self, answer):
-        # By whoever removed this future from the pending map: exactly once.
-        self._answer = answer
-        self._slot.put(answer)
+        # By whoever removed this future from the pending map: exactly once (a second answer
+        # would be a bug elsewhere; it is ignored rather than raising on a reader thread).
+        if self._answer is None:
+            self._answer = answer
+            self._arrived.release()
 
     def done(self):
         """True once the answer (or a failure) has arrived."""
@@ -606,22 +614,23 @@ class Future(object):
             local = min(max(float(timeout), 0.0), LONGEST_WAIT)
         wait = _remaining(self.deadline)
         if local is not None and (wait is None or local < wait):
-            try:
-                return self._take(local)
-            except _Empty:
+            answer = self._take(local)
+            if answer is None:
                 raise RequestTimeout("no answer to %s within %.3g s (still waiting)" % (self.method, local))
-        try:
-            return self._take(wait)
-        except _Empty:
-            pass
+            return answer
+        answer = self._take(wait)
+        if answer is not None:
+            return answer
         self._withdraw(self, RequestTimeout("no answer to %s within %.3g s%s" % (
             self.method, self.timeout, "; request cancelled" if self.cancellable else "")))
         return self._take(None)  # ours, or the answer that won the race
 
     def _take(self, wait):
-        answer = self._slot.get(True, wait)
-        self._slot.put(answer)  # leave it for any other waiter
-        return answer
+        """The answer once it is in, or None when ``wait`` seconds (None: no limit) pass first."""
+        if not self._arrived.acquire(True, -1 if wait is None else wait):
+            return None
+        self._arrived.release()  # the latch stays open for every other waiter
+        return self._answer
 
 
 

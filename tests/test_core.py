@@ -161,6 +161,35 @@ def test_future_deadline_withdraws_and_a_second_result_does_not_block():
         fut.result()  # settled once; the same outcome again
 
 
+def test_deadlines_that_run_out_as_the_wait_starts_always_end_it():
+    # CPython 3.8 - 3.12's timed SimpleQueue.get() can block forever when its timeout runs out
+    # between its two lock attempts: a Future built on it hung once in a few thousand such
+    # waits (it hung CI).  Thousands of waits at the edge of their deadline must all end.
+    d, _ = make_dispatcher()
+    outcomes = []
+
+    def edge_waits():
+        for i in range(3000):
+            for timeout in (0.0, 1e-6, 1e-5):
+                fut = pending(d, timeout=timeout)
+                try:
+                    fut.result()
+                except mcp_min.RequestTimeout:
+                    outcomes.append("deadline")
+                late = pending(d)
+                try:
+                    late.result(timeout)
+                except mcp_min.RequestTimeout:
+                    outcomes.append("local")
+                d.withdraw(late.id)
+
+    worker = threading.Thread(target=edge_waits, daemon=True)
+    worker.start()
+    worker.join(60)  # bounds a failure only: the loop takes well under a second when correct
+    assert not worker.is_alive(), "a wait outlived its deadline after %d waits" % len(outcomes)
+    assert outcomes.count("deadline") == outcomes.count("local") == 9000
+
+
 def test_future_result_from_many_threads_settles_once():
     d, _ = make_dispatcher()
     settled = []

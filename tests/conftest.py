@@ -1,0 +1,63 @@
+"""pytest setup for every test file: a wall-clock bound on each test.
+
+A test that hangs must fail on its own, with the stacks of every thread, and let the
+run go on; never stall the whole run until CI's limit.  The bound covers the test's
+setup (module fixtures included), call and teardown.  It is far above what any test
+takes (the slowest, a conformance-suite run, takes under 10 s here; PyPy about twice
+that), so it never decides an outcome: it only turns a hang into a failure.
+
+pytest loads this file whenever it collects tests/; the plugin it registers then
+applies to every test of the run, test_mcp_min.py's included.
+"""
+import faulthandler
+import os
+import signal
+import sys
+import threading
+
+import pytest
+
+# Seconds for one test, fixtures included (MCP_MIN_TEST_LIMIT to change it, 0 to switch it off).
+TEST_LIMIT = float(os.environ.get("MCP_MIN_TEST_LIMIT", "120"))
+# After the limit, how long the test has to unwind before the process itself is ended (with the
+# stacks of every thread): a hang that the signal cannot interrupt must not stall the run either.
+UNWIND_GRACE = 60.0
+
+
+class Overran(BaseException):
+    """Raised in the main thread when a test outlives TEST_LIMIT (a BaseException, so that no
+    ``except Exception`` in the code under test can swallow it)."""
+
+
+class _Watchdog(object):
+    def __init__(self, limit):
+        self.limit = limit
+        self.can_signal = hasattr(signal, "setitimer") and hasattr(signal, "SIGALRM")
+
+    def _overran(self, signum, frame):
+        sys.stderr.write("\n=== test ran past %.0f s; the stacks of every thread:\n" % self.limit)
+        faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
+        raise Overran("the test ran past %.0f s (stacks above, on stderr)" % self.limit)
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item, nextitem):
+        armed = self.limit > 0 and threading.current_thread() is threading.main_thread()
+        previous = None
+        if armed:
+            faulthandler.dump_traceback_later(self.limit + UNWIND_GRACE, exit=True)
+            if self.can_signal:
+                previous = signal.signal(signal.SIGALRM, self._overran)
+                signal.setitimer(signal.ITIMER_REAL, self.limit)
+        try:
+            yield
+        finally:
+            if armed:
+                if self.can_signal:
+                    signal.setitimer(signal.ITIMER_REAL, 0)
+                    signal.signal(signal.SIGALRM, previous)
+                faulthandler.cancel_dump_traceback_later()
+
+
+def pytest_configure(config):
+    if not config.pluginmanager.has_plugin("mcp-min-watchdog"):
+        config.pluginmanager.register(_Watchdog(TEST_LIMIT), "mcp-min-watchdog")
