@@ -1998,6 +1998,8 @@ class _Answer(object):
         self.status = resp.status
         self.headers = resp.headers
         self.body = b""  # of a non-2xx answer, read in advance (at most HTTP_ERROR_BODY bytes)
+        # True once the body was provably read to its end (see release()).
+        self._whole = False
 
     def read(self, limit=MAX_MESSAGE_BYTES):
         """The whole body, read in bounded pieces; McpError when it is larger than ``limit``."""
@@ -2008,6 +2010,7 @@ class _Answer(object):
             if length is not None and length <= limit:  # the usual case: one read of what was announced
                 data = self._resp.read(length)
                 if len(data) == length:
+                    self._whole = True
                     return data
                 raise http.client.IncompleteRead(data, length - len(data))
             while True:
@@ -2016,6 +2019,7 @@ class _Answer(object):
                     # http.client ends a body cut short quietly: it must not pass for a whole one.
                     if self._resp.length or getattr(self._conn, "mcp_min_cut", False):
                         raise http.client.IncompleteRead(b"".join(parts), self._resp.length)
+                    self._whole = True
                     return b"".join(parts)
                 size += len(piece)
                 if size > limit:
@@ -2041,6 +2045,7 @@ class _Answer(object):
         streams or trickles one cannot hold us -- and its connection is dropped."""
         if self._resp.length == 0:
             self._resp.read()
+            self._whole = True
         else:
             self.abort()
         self.release()
@@ -2061,13 +2066,18 @@ class _Answer(object):
             _cut_connection(conn)
 
     def release(self):
-        """Done with this answer: pool the connection when it was read to the end."""
+        """Done with this answer: pool the connection when its body was provably read to
+        the end by read() or discard().  A stream read line by line never is: http.client's
+        readline() ends a chunked body at a malformed chunk exactly as at its last one (it
+        closes the response and returns b""), and a connection pooled after such an end is
+        one the server has closed: the next request on it would be lost."""
         _unwatch(self._watch)
         self._watch = None
         conn, self._conn = self._conn, None
         if conn is None:
             return
-        reusable = self._resp.isclosed() and not self._resp.will_close and not getattr(conn, "mcp_min_cut", False)
+        reusable = self._whole and self._resp.isclosed() and not self._resp.will_close and not getattr(
+            conn, "mcp_min_cut", False)
         self._resp.close()
         if not (reusable and self._engine._idle_put(self._key, conn)):
             conn.close()

@@ -1517,6 +1517,18 @@ def test_16_network_failure_ends_the_call_quietly(peers, caplog, tool):
     assert client.call("echo", {"after": 1}, timeout=5) == {"after": 1}
 
 
+@pytest.mark.parametrize("tool", ["bad_chunk_json_held", "bad_chunk_sse_held"])
+def test_16_a_broken_answer_never_lends_its_connection(peers, tool):
+    # The server keeps the broken connection open and swallows what comes on it, so a request
+    # sent there is lost.  (http.client ends a line-read chunked stream at a malformed chunk as
+    # at its last one: such a connection was pooled, and the next call, sent on it, was lost.)
+    srv = peers.http()
+    client = peers.client(srv.url)
+    raises_within(ConnectionClosed, lambda: client.call(tool, {}, timeout=3), 8)
+    assert client.call("echo", {"after": 1}, timeout=5) == {"after": 1}
+    assert len(srv.rpc(name="echo")) == 1
+
+
 @pytest.mark.parametrize("when", ["call", "notify"])
 def test_16_server_gone_between_calls(peers, caplog, when):
     caplog.set_level(logging.DEBUG, logger="mcp_min")

@@ -60,6 +60,8 @@ Tools (tools/call by name):
   drop_after_read         read the request, close the connection without answering
   reset_after_read        read the request, reset the connection (RST)
   bad_chunk_json, bad_chunk_sse   a chunked answer whose chunk size is not hex
+  bad_chunk_json_held, bad_chunk_sse_held   the same, then the connection is kept open and whatever
+                          comes on it is swallowed (a request sent there would be lost)
   truncated_json          Content-Length 1000, 10 bytes, then close
   deep_sse(depth), deep_json(depth), deep_error(depth)   a message nested `depth` levels in an SSE
                           event (then the answer), as the JSON body, or as a 400 body
@@ -347,14 +349,14 @@ def tool(conn, req, mid, name, args):
         conn.close()
     if name == "reset_after_read":
         conn.reset()
-    if name == "bad_chunk_json":
+    if name in ("bad_chunk_json", "bad_chunk_json_held"):
         conn.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
                    b"zz\r\n{}\r\n0\r\n\r\n")
-        conn.close()
-    if name == "bad_chunk_sse":
+        conn.wait_gone() if name.endswith("_held") else conn.close()
+    if name in ("bad_chunk_sse", "bad_chunk_sse_held"):
         conn.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
                    b"5\r\n: hi\n\r\nzz\r\nxx\r\n")
-        conn.close()
+        conn.wait_gone() if name.endswith("_held") else conn.close()
     if name == "truncated_json":
         conn.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"jsonrpc\":")
         conn.close()
