@@ -1325,7 +1325,7 @@ def test_13_exception_round_trips(name, how):
 @pytest.fixture(scope="module")
 def pool_outcome():
     table = {name: exception_args(name) for name in EXCEPTION_NAMES}
-    out, _ = run_scenario("pool", {"table": table}, limit=40)
+    out, _ = run_scenario("pool", {"table": table}, limit=90)  # the scenario waits 60 s at most
     return out
 
 
