@@ -335,7 +335,8 @@ class SkillVerificationError(McpError):
 
 
 class _SessionExpired(ConnectionClosed):
-    """Internal: HTTP 404 for a request that carried a session id (the server forgot it)."""
+    """Internal: the HTTP session a message was sent in (``session_id``) is gone -- the
+    server said so (see _session_gone), or it was found gone before this one went out."""
 
     def __init__(self, message, session_id):
         ConnectionClosed.__init__(self, message)
@@ -1352,6 +1353,8 @@ class _Transport(object):
         carries_headers: True where each request has HTTP headers of its own (then
             the 2026-07-28 ``Mcp-Param-*`` headers apply, which need tools/list first).
         stderr_tail: the last lines a stdio server wrote to stderr.
+        session_gone: True when the server's HTTP session was found gone; the next
+            request first starts a new one (``_Session._renew_session``).
 
     Methods:
         start(router): connect, then deliver to ``router.receive(msg)``,
@@ -1377,6 +1380,7 @@ class _Transport(object):
     name = "the server"
     carries_headers = False
     stderr_tail = ()
+    session_gone = False
     _router = None
 
     def start(self, router):
@@ -2355,10 +2359,20 @@ def _pump_sse(answer, parser, on_event):
                 return True
 
 
+def _session_gone(answer, session_id):
+    """Whether a non-2xx answer to a message sent in HTTP session ``session_id`` says the
+    session is gone: 404, as the spec says; or 400 with a body that names the session,
+    which servers built on the official TypeScript examples answer for an id they do not
+    know (server-everything: "Bad Request: No valid session ID provided").  A 400 that
+    does not name the session stays an ordinary error: renewing for it would only repeat it."""
+    return session_id is not None and (answer.status == 404 or answer.status == 400 and (
+        b"session" in answer.body[:HTTP_ERROR_BODY].lower()))
+
+
 def _status_error(answer, method, session_id=None):
-    """The exception for a non-2xx answer."""
+    """The exception for a non-2xx answer (``session_id``: the one the message carried)."""
     text = answer.body[:2000].decode("utf-8", "replace")
-    if answer.status == 404 and session_id is not None and method != "initialize":
+    if method != "initialize" and _session_gone(answer, session_id):
         return _SessionExpired("%s no longer knows our session" % answer.url, session_id)
     challenge = _parse_www_authenticate(answer.headers.get("WWW-Authenticate", ""))
     if answer.status == 401 or (answer.status == 403 and challenge.get("error") == "insufficient_scope"):
@@ -2376,7 +2390,16 @@ class _StreamableHttpTransport(_Transport):
     Handshake era: a session id from the initialize answer, a GET stream for what
     the server sends unasked, resumption of dropped answer streams, DELETE on
     close.  2026-07-28: no session, no GET stream; Mcp-Method / Mcp-Name headers;
-    closing an answer stream cancels its request."""
+    closing an answer stream cancels its request.
+
+    Sessions.  Once the server issued a session id, no message but ``initialize``
+    goes out without one.  A session found gone -- an answer that says so (see
+    _session_gone) to a request, a notification, the GET stream or a resumption
+    GET -- is forgotten here (only if it is still the current one: a late 404 of
+    an old session must not end its successor) and ``session_gone`` is set; a
+    message that would then go out without a session fails with _SessionExpired
+    instead, and the session (``_Session._renew_session``) starts one new session
+    before the next request, whichever thread found out and however many did."""
 
     kind = "streamable-http"
     carries_headers = True
@@ -2390,10 +2413,13 @@ class _StreamableHttpTransport(_Transport):
         self._pid = _pid
         self._version = None  # negotiated; sent as MCP-Protocol-Version
         self._modern = False  # 2026-07-28: headers per request, no session, no GET stream
-        self.session_id = None
+        self.session_id = None  # the current HTTP session; None before initialize or once found gone
+        self._issued = False  # the last initialize answer carried a session id
+        self.session_gone = False
         self._lock = threading.Lock()
         self._cuts = {}  # request id (or "GET") -> _Cut of the exchange in flight
         self._listener = None
+        self._listening = False  # a GET stream listener runs (or is being started)
         self._closed = False
         self._stopping = threading.Event()
 
@@ -2401,19 +2427,23 @@ class _StreamableHttpTransport(_Transport):
         self._version, self._modern = version, modern
 
     # -- headers -----------------------------------------------------------------
-    def _base_headers(self, accept="application/json, text/event-stream"):
+    def _base_headers(self, accept="application/json, text/event-stream", method=None):
         h = {"Accept": accept, "User-Agent": "mcp_min/" + __version__}
         h.update(self._headers)
-        if self.session_id is not None and not self._modern:
-            h["Mcp-Session-Id"] = self.session_id
+        if not self._modern:
+            sid = self.session_id  # (read once: another thread may forget it meanwhile)
+            if sid is not None:
+                h["Mcp-Session-Id"] = sid
+            elif self._issued and method != "initialize":
+                raise _SessionExpired("%s forgot our session; the next request starts a new one" % self.name, None)
         if self._version is not None:
             h["MCP-Protocol-Version"] = self._version
         return h
 
     def _post_headers(self, msg, extra=None):
-        h = self._base_headers()
-        h["Content-Type"] = "application/json"
         method = msg.get("method")
+        h = self._base_headers(method=method)
+        h["Content-Type"] = "application/json"
         if self._modern and method is not None:  # 2026-07-28: routing information in headers
             h["Mcp-Method"] = _header_value(method)
             params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
@@ -2439,9 +2469,10 @@ class _StreamableHttpTransport(_Transport):
         # A notification, or our answer to a server request: 2xx expected, nothing to read.
         if deadline is None:
             deadline = time.monotonic() + self.timeout
-        answer = self._engine.request("POST", self.url, self._post_headers(msg, headers), data, deadline, self.auth)
+        sent = self._post_headers(msg, headers)
+        answer = self._engine.request("POST", self.url, sent, data, deadline, self.auth)
         if answer.status >= 300:
-            raise _status_error(answer, msg.get("method"), self.session_id)
+            raise self._checked(_status_error(answer, msg.get("method"), sent.get("Mcp-Session-Id")))
         answer.discard()
 
     def _exchange(self, msg, data, deadline, extra):
@@ -2454,11 +2485,12 @@ class _StreamableHttpTransport(_Transport):
         try:
             # Without a deadline of its own (a listen), the request still gets one for connecting
             # and for the answer to start; only its stream may then stay open.
-            answer = self._engine.request("POST", self.url, self._post_headers(msg, extra), data, deadline if (
+            sent = self._post_headers(msg, extra)
+            answer = self._engine.request("POST", self.url, sent, data, deadline if (
                 deadline is not None) else time.monotonic() + self.timeout, self.auth, cut)
             with answer:
                 if answer.status >= 300:
-                    self._failed(answer, msg)
+                    self._failed(answer, msg, sent.get("Mcp-Session-Id"))
                     return
                 if msg["method"] == "initialize":
                     self._take_session(answer)
@@ -2478,16 +2510,25 @@ class _StreamableHttpTransport(_Transport):
 
     def _take_session(self, answer):
         sid = answer.headers.get("Mcp-Session-Id")
-        if sid is not None:
-            if not _valid_session_id(sid):
-                raise McpError("%s sent an Mcp-Session-Id that is not visible ASCII; refused" % self.name)
-            self.session_id = sid
+        if sid is not None and not _valid_session_id(sid):
+            raise McpError("%s sent an Mcp-Session-Id that is not visible ASCII; refused" % self.name)
+        with self._lock:
+            self.session_id, self._issued = sid, sid is not None
 
-    def _failed(self, answer, msg):
+    def _checked(self, error):
+        """``error``, after forgetting the session it says is gone (see the class docstring)."""
+        if isinstance(error, _SessionExpired) and error.session_id is not None:
+            with self._lock:
+                if self.session_id == error.session_id:
+                    self.session_id = None
+                    self.session_gone = True
+                    _log.info("%s forgot session %s", self.name, error.session_id)
+        return error
+
+    def _failed(self, answer, msg, session):
         """A non-2xx answer: its body, when a JSON-RPC error for this request, answers it;
-        otherwise the status is the error."""
-        session = self.session_id if not self._modern else None
-        if answer.status not in (401, 403) and not (answer.status == 404 and session is not None):
+        otherwise the status is the error.  ``session``: the id the request carried."""
+        if answer.status not in (401, 403) and not (msg["method"] != "initialize" and _session_gone(answer, session)):
             try:
                 error = _decode(answer.body)
             except ValueError:
@@ -2495,12 +2536,7 @@ class _StreamableHttpTransport(_Transport):
             if isinstance(error, dict) and "error" in error and error.get("id") == msg["id"] and _is_id(msg["id"]):
                 self._router.receive(error)
                 return
-        problem = _status_error(answer, msg["method"], session)
-        if isinstance(problem, _SessionExpired):
-            with self._lock:
-                if self.session_id == problem.session_id:
-                    self.session_id = None  # the next initialize starts a new one
-        raise problem
+        raise self._checked(_status_error(answer, msg["method"], session))
 
     def _read_answer(self, answer, rid, deadline):
         ctype = _media_type(answer.headers)
@@ -2556,7 +2592,7 @@ class _StreamableHttpTransport(_Transport):
             left = _remaining(deadline)
             if left is not None and pause >= left or self._stopping.wait(pause):
                 break  # the server's retry: would outlast our deadline, or close() came
-            h = self._base_headers("text/event-stream")
+            h = self._base_headers("text/event-stream")  # (_SessionExpired once the session is gone)
             h["Last-Event-ID"] = parser.last_id
             cut = _Cut()
             with self._lock:
@@ -2564,6 +2600,8 @@ class _StreamableHttpTransport(_Transport):
             try:
                 with self._engine.request("GET", self.url, h, None, deadline if deadline is not None else (
                         time.monotonic() + self.timeout), self.auth, cut) as answer:
+                    if answer.status >= 300 and _session_gone(answer, h.get("Mcp-Session-Id")):
+                        raise self._checked(_status_error(answer, "GET", h.get("Mcp-Session-Id")))
                     if answer.status >= 300 or _media_type(answer.headers) != "text/event-stream":
                         _log.debug("resuming the stream of request %s: HTTP %s", rid, answer.status)
                         continue
@@ -2571,7 +2609,7 @@ class _StreamableHttpTransport(_Transport):
                         answer.stream_forever()
                     if self._pump(answer, parser, rid):
                         return
-            except RequestTimeout:
+            except (RequestTimeout, _SessionExpired):
                 raise
             except McpError as e:
                 _log.debug("resuming the stream of request %s failed: %s", rid, e)
@@ -2584,46 +2622,87 @@ class _StreamableHttpTransport(_Transport):
     def after_handshake(self):
         """Listen for server messages on GET when the server offers it.  Waits (briefly)
         until the server has answered the GET, so that what it sends there right after
-        our next message is not lost."""
-        if self._modern or (self._listener is not None and self._listener.is_alive()):
-            return
+        our next message is not lost.  A listener still running goes on in the new session."""
+        with self._lock:
+            if self._modern or self._listening:
+                return
+            self._listening = True
         ready = threading.Event()
-        self._listener = _start_thread(self._listen_loop, "mcp_min-get-stream", (ready,), "listen to the server")
+        try:
+            self._listener = _start_thread(self._listen_loop, "mcp_min-get-stream", (ready,), "listen to the server")
+        except McpError:
+            self._listening = False
+            raise
         ready.wait(min(self.timeout, GET_STREAM_READY))
 
     def _listen_loop(self, ready):
         parser = _SseParser(self.name)
         failures = 0
-        while not self._closed and failures < GET_STREAM_ATTEMPTS:
-            cut = _Cut()
-            with self._lock:
-                self._cuts["GET"] = cut
-            h = self._base_headers("text/event-stream")
-            if parser.last_id is not None:
-                h["Last-Event-ID"] = parser.last_id
-            try:
-                answer = self._engine.request("GET", self.url, h, None, time.monotonic() + self.timeout,
-                                              self.auth, cut)
-            except McpError as e:
-                _log.debug("the GET stream of %s: %s", self.name, e)
-                failures += 1
-            else:
-                with answer:
-                    if answer.status in (400, 404, 405) or (answer.status < 300 and _media_type(
-                            answer.headers) != "text/event-stream"):
-                        ready.set()
-                        return  # no standalone stream offered
-                    if answer.status >= 300:
-                        failures += 1
-                    else:
-                        ready.set()
-                        answer.stream_forever()  # a quiet server is not a dead one
-                        failures = 0
-                        self._pump(answer, parser, None)
+        session, opened = self.session_id, False  # opened: a stream of this session was open
+        owned = True  # this thread's end clears _listening (unless _stop_listening did)
+        try:
+            while not self._closed:
+                try:
+                    h = self._base_headers("text/event-stream")
+                except _SessionExpired:  # the next request starts a new session...
+                    if self._stop_listening(session):
+                        owned = False
+                        return  # ...and a new GET stream
+                    continue
+                if h.get("Mcp-Session-Id") != session:  # a new session: its events are numbered anew
+                    parser, session, opened, failures = _SseParser(self.name), h.get("Mcp-Session-Id"), False, 0
+                if failures >= GET_STREAM_ATTEMPTS:
+                    if self._stop_listening(session):
+                        owned = False
+                        return
+                    continue
+                if parser.last_id is not None:
+                    h["Last-Event-ID"] = parser.last_id
+                cut = _Cut()
+                with self._lock:
+                    self._cuts["GET"] = cut
+                try:
+                    answer = self._engine.request("GET", self.url, h, None, time.monotonic() + self.timeout,
+                                                  self.auth, cut)
+                except McpError as e:
+                    _log.debug("the GET stream of %s: %s", self.name, e)
+                    failures += 1
+                else:
+                    with answer:
+                        if opened and answer.status >= 300 and _session_gone(answer, session):
+                            self._checked(_status_error(answer, "GET", session))
+                            continue  # (then _SessionExpired above)
+                        if answer.status in (400, 404, 405) or (answer.status < 300 and _media_type(
+                                answer.headers) != "text/event-stream"):
+                            # No standalone stream offered.  (On a session's first GET a 404 does not
+                            # say the session is gone: a server without a GET route would be renewed
+                            # forever; its requests' answers tell.)
+                            return
+                        if answer.status >= 300:
+                            failures += 1
+                        else:
+                            ready.set()
+                            answer.stream_forever()  # a quiet server is not a dead one
+                            failures, opened = 0, True
+                            self._pump(answer, parser, None)
+                ready.set()
+                # Honour the server's retry: field; back off further after failures.
+                pause = parser.retry_ms / 1000.0 if parser.retry_ms is not None else GET_STREAM_RETRY
+                self._stopping.wait(min(pause, SSE_RETRY_CAP) * (failures or 1))
+        finally:
             ready.set()
-            # Honour the server's retry: field; back off further after failures.
-            pause = parser.retry_ms / 1000.0 if parser.retry_ms is not None else GET_STREAM_RETRY
-            self._stopping.wait(min(pause, SSE_RETRY_CAP) * (failures or 1))
+            if owned:
+                with self._lock:
+                    self._listening = False
+
+    def _stop_listening(self, session):
+        """Whether the GET stream of ``session`` ends here: yes, unless a new session began
+        meanwhile (its handshake found this listener running, so it goes on in that one)."""
+        with self._lock:
+            if self.session_id is not None and self.session_id != session and not self._closed:
+                return False
+            self._listening = False
+            return True
 
     # -- cancel and close ----------------------------------------------------------
     def cancel(self, request_id):
@@ -3158,8 +3237,8 @@ class _Session(object):
         self._pid = _pid  # a forked child must leave this session alone
         self._closed = False
         self._close_lock = threading.Lock()
-        self._restart_lock = threading.Lock()
-        self._restarted = set()  # HTTP session ids already replaced after a 404
+        self._renew_lock = threading.Lock()  # one new HTTP session at a time
+        self._renewing = False  # a new HTTP session's handshake is under way: requests wait for it
 
     @property
     def protocol_version(self):
@@ -3276,17 +3355,27 @@ class _Session(object):
         self.transport.after_handshake()
         self.notify("notifications/initialized")
 
-    def _restart_session(self, expired):
-        """HTTP 404 on our session: the server forgot it.  Shake hands again, once for
-        however many requests found out at the same time."""
-        with self._restart_lock:
-            if expired.session_id in self._restarted:
+    def _renew_session(self):
+        """The server's HTTP session was found gone (``transport.session_gone``): start one
+        new session -- one initialize, one notifications/initialized -- however many
+        threads found out at once; they, and requests sent meanwhile, wait for it.  When
+        it fails, the next request tries again: a client never stays without a session."""
+        with self._renew_lock:
+            if not self.transport.session_gone:
                 return  # another thread already did
-            self._restarted.add(expired.session_id)
-            _log.info("%s forgot session %s; initializing again", self.transport.name, expired.session_id)
-            version = self.protocol_version or LEGACY_VERSIONS[0]
-            self._set_era(None, False)
-            self._handshake(version, time.monotonic() + self.timeout, True)
+            self._renewing = True
+            try:
+                _log.info("%s forgot our session; initializing again", self.transport.name)
+                version = self.protocol_version or LEGACY_VERSIONS[0]
+                self._set_era(None, False)
+                self.transport.session_gone = False  # (set again if the new session is found gone too)
+                try:
+                    self._handshake(version, time.monotonic() + self.timeout, True)
+                except BaseException:
+                    self.transport.session_gone = True
+                    raise
+            finally:
+                self._renewing = False
 
     # -- sending -----------------------------------------------------------------
     def _check_usable(self):
@@ -3305,6 +3394,8 @@ class _Session(object):
             raise ValueError("the method must be a non-empty string, not %r" % (method,))
         if params is not None and not isinstance(params, dict):
             raise ValueError("params must be a dict (MCP params are JSON objects), not %s" % type(params).__name__)
+        if (self._renewing or self.transport.session_gone) and method != "initialize":
+            self._renew_session()  # (waits while another thread renews)
         rid = self.dispatcher.next_id()
         if progress is not None:
             params = dict(params or ())
@@ -3411,7 +3502,7 @@ class _Session(object):
         """The answer after the one repeat an error may ask for: a new HTTP session (404), a
         fresh tools/list (-32020), URLs the user visited (-32042); else ``answer`` itself."""
         if isinstance(answer, _SessionExpired) and fut.method != "initialize":
-            return self._repeat(fut, lambda: self._restart_session(answer))
+            return self._repeat(fut, self._renew_session)
         code = answer["error"].get("code") if isinstance(answer, dict) and isinstance(answer.get("error"), dict) \
             else None
         if code == HEADER_MISMATCH and fut.method == "tools/call":
