@@ -128,9 +128,10 @@ def start_sdk_http(log_path=None):
     return peer, "http://127.0.0.1:%d/mcp" % port
 
 
-def start_everything(mode, log_path=None):
-    """server-everything in ``streamableHttp`` or ``sse`` mode on 127.0.0.1; returns (peer, url)."""
-    port = free_port()
+def start_everything(mode, log_path=None, port=None):
+    """server-everything in ``streamableHttp`` or ``sse`` mode on 127.0.0.1 (on ``port``, by
+    default a free one); returns (peer, url)."""
+    port = port or free_port()
     env = dict(os.environ, PORT=str(port))
     env.pop("NODE_OPTIONS", None)
     peer = Peer([NODE22, "--require", LOOPBACK_PRELOAD, EVERYTHING_JS, mode], env=env, log_path=log_path)

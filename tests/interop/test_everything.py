@@ -359,3 +359,29 @@ def test_tool_argument_called_name_as_keyword(client):
 def test_prompt_argument_called_name_as_keyword(client):
     result = client.get_prompt("completable-prompt", department="Engineering", name="Alice")
     assert "Alice" in result["messages"][0]["content"]["text"]
+
+
+def test_streamable_http_server_restarted_mid_session(tmp_path):
+    # Issue 17: after server-everything restarted on the same port, every call failed with
+    # HTTP 400 (it answers "No valid session ID provided" for the session it no longer knows).
+    reason = peers.npm_missing()
+    if reason:
+        pytest.skip(reason)
+    peer, url = peers.start_everything("streamableHttp", str(tmp_path / "first.log"))
+    port = int(url.rsplit(":", 1)[1].split("/")[0])
+    second = None
+    try:
+        with mcp_min.Client(url, timeout=20) as c:
+            assert c.protocol_version != "2026-07-28"
+            assert c.call("echo", message="before") == "Echo: before"
+            peer.stop()
+            second, _ = peers.start_everything("streamableHttp", str(tmp_path / "second.log"), port)
+            assert c.call("echo", message="after") == "Echo: after"
+            assert c.call("echo", message="again") == "Echo: again"
+        with open(str(tmp_path / "second.log"), "rb") as f:
+            log = f.read().decode("utf-8", "replace")
+        assert log.count("Session initialized with ID") == 1  # one new session, however it was found out
+    finally:
+        peer.stop()
+        if second is not None:
+            second.stop()
