@@ -46,11 +46,19 @@ thousand waits on a deadline about to pass), and a deadline must always hold.
 
 Era policy.  ``protocol_version="auto"`` first asks ``server/discover``.  A
 result listing versions picks the newest common one; 2026-07-28 is stateless
-(every request carries our ``_meta``).  A JSON-RPC error, an HTTP 4xx, no
-answer within ``probe_timeout`` or a server that dies means a handshake-era
-server: mcp_min restarts a dead stdio server and sends ``initialize``.  Older
-servers ignore, reject or choke on unknown methods, and waiting longer would
-slow every one of them down.  Authorization failures are never an era verdict.
+(every request carries our ``_meta``).  What the probe meets is an era verdict
+only when it is what an older server does with a method it does not know
+(``_era_verdict``): it answers a JSON-RPC error (except the 2026-07-28 errors
+-32020/-32021, which a 2026 server sends), or over HTTP a 4xx other than 401
+and 403 (no such route or method, no session); it says nothing within
+``probe_timeout`` (it ignores the request); or, over stdio, it exits (chokes
+on it).  Then the server is handshake era: mcp_min restarts a dead stdio
+server and sends ``initialize``; waiting longer would slow every old server
+down.  Anything else is about the server's state, not its era, and is raised
+as it is: authorization failures (AuthRequired, AuthError, HTTP 401/403: the
+user would log in a second time for initialize), and over HTTP a connection
+refused, reset or cut and a 5xx answer (an outage or a proxy; initialize would
+only meet it again, and its error would name the wrong cause).
 
 HTTP.  One ``urllib`` opener (proxies from the environment, one TLS context)
 with mcp_min's own connection handler: it keeps connections alive (a new TCP
@@ -3148,6 +3156,20 @@ class _ListCache(object):
 _INPUT_METHODS = ("tools/call", "prompts/get", "resources/read")  # may answer input_required
 
 
+def _era_verdict(error, over_http):
+    """Whether ``error``, met by ``server/discover``, shows a handshake-era server (see
+    "Era policy" in the module docstring).  (JSON-RPC errors are judged by _Session._probe.)"""
+    if isinstance(error, (AuthRequired, AuthError)):
+        return False
+    if isinstance(error, HttpError):
+        return error.status not in (401, 403) and not error.status >= 500
+    if isinstance(error, RequestTimeout):
+        return True  # silence: it ignores the request
+    if isinstance(error, ConnectionClosed):
+        return not over_http  # a stdio server died on it; over HTTP the network failed
+    return True  # a malformed answer and the like: an old server choking on the method
+
+
 def _supported_in(error):
     """The versions a version error lists in its data (``supported``), or None."""
     supported = error.data.get("supported") if isinstance(error.data, dict) else None
@@ -3291,10 +3313,8 @@ class _Session(object):
             if pinned:
                 raise
             return self._legacy(None, e)
-        except AuthRequired:
-            raise  # never an era verdict
-        except McpError as e:  # no answer in time, an HTTP 4xx, a server that died...
-            if pinned:
+        except McpError as e:  # no answer in time, an HTTP 4xx, a server that died, an outage...
+            if pinned or not _era_verdict(e, self.transport.kind != "stdio"):
                 raise
             return self._legacy(None, e)
         if not isinstance(result.get("supportedVersions"), list):
