@@ -43,6 +43,10 @@ held until the answer is in), not by ``queue.SimpleQueue``: on CPython 3.8 -
 3.12 a timed ``SimpleQueue.get`` can block forever when its timeout runs out
 between its two internal lock attempts (seen here: about once in a few
 thousand waits on a deadline about to pass), and a deadline must always hold.
+The deadline wins (``_in_time``): whatever is routed to a request after its
+deadline -- a result, an error a server sends the moment its request is cut or
+cancelled, a failure of the connection -- settles it as RequestTimeout; an answer
+routed before the deadline wins, however late the caller looks at it.
 
 Era policy.  ``protocol_version="auto"`` first asks ``server/discover``.  A
 result listing versions picks the newest common one; 2026-07-28 is stateless
@@ -645,6 +649,18 @@ class Future(object):
 
 # -- routing -------------------------------------------------------------------
 
+def _in_time(fut, answer):
+    """What a request's Future gets when its answer (a message, or the McpError that ended
+    the request) is routed: ``answer``, unless the request's deadline has passed by then --
+    then RequestTimeout.  The deadline wins: cutting a request short at its deadline makes
+    some servers answer at once with an error ("context canceled"), which must not reach
+    the caller in place of the timeout.  Routed before the deadline, an answer wins even
+    when the waiting thread notices it only after (the caller sees what the server said)."""
+    if fut.deadline is not None and time.monotonic() >= fut.deadline:
+        return RequestTimeout("no answer to %s within %.3g s (what came, came later)" % (fut.method, fut.timeout))
+    return answer
+
+
 class _Dispatcher(object):
     """The JSON-RPC core of one connection: request ids, the pending requests and the
     open subscriptions, all under one lock, and the routing of every message that arrives.
@@ -752,7 +768,7 @@ class _Dispatcher(object):
             ended = self._subscriptions.pop(rid, None) if fut is not None and self._subscriptions else None
         if fut is not None:
             if fut.intercept is None or not self._intercepted(fut, msg):
-                fut._put(msg)
+                fut._put(_in_time(fut, msg))
             if ended is not None:  # the server ended a listen
                 ended._end(_error_from(msg, "subscriptions/listen") if "error" in msg else None)
         elif "error" in msg and rid is None:
@@ -774,7 +790,7 @@ class _Dispatcher(object):
             fut = self._pending.pop(request_id, None)
             ended = self._subscriptions.pop(request_id, None)
         if fut is not None:
-            fut._put(error)
+            fut._put(_in_time(fut, error))
         if ended is not None:
             ended._end(error)
 
@@ -786,9 +802,9 @@ class _Dispatcher(object):
             pending, self._pending = list(self._pending.values()), {}
             ended = list(self._subscriptions.values())
         for fut in pending:
-            fut._put(ConnectionClosed("%s before answering %s" % (getattr(error, "summary", error), fut.method),
-                                      getattr(error, "returncode", None), getattr(error, "stderr", ()),
-                                      getattr(error, "detail", "")))
+            fut._put(_in_time(fut, ConnectionClosed(
+                "%s before answering %s" % (getattr(error, "summary", error), fut.method),
+                getattr(error, "returncode", None), getattr(error, "stderr", ()), getattr(error, "detail", ""))))
         for sub in ended:
             sub._end(error)
         if self._on_closed is not None:

@@ -1,0 +1,291 @@
+"""The deadline wins (issue 17, item 3): a request whose deadline passed raises
+RequestTimeout, even when the server answers (with an error, or at all) after it -- as
+servers do when cutting or cancelling the request makes them answer at once ("context
+canceled").  The rule (mcp_min._in_time): what is routed after the deadline settles the
+request as RequestTimeout; what was routed before it wins, however late the caller looks.
+
+Each transport gets a server that answers exactly when told to, or exactly when its
+request is cut, so the order "deadline, then answer" is made, not hoped for.
+"""
+import json
+import os
+import queue
+import socket
+import sys
+import textwrap
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+
+import mcp_min  # noqa: E402
+from mcp_min import Client, RequestTimeout, ToolError  # noqa: E402
+from testsupport import wait_for  # noqa: E402
+
+DEADLINE = 0.5  # seconds; nothing here depends on how long it is, only on it passing
+
+# The two answers a server gives when its request is cut short.
+ANSWERS = {
+    "error": {"error": {"code": -32603, "message": "context canceled"}},
+    "tool-error": {"result": {"isError": True, "content": [{"type": "text", "text": "context canceled"}]}},
+}
+
+STDIO_SERVER = textwrap.dedent('''
+    import json, sys
+    held = {}
+    for line in sys.stdin:
+        msg = json.loads(line)
+        method = msg.get("method")
+        if method == "initialize":
+            result = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                      "serverInfo": {"name": "late", "version": "1"}}
+        elif method == "tools/call" and msg["params"]["name"] == "wait":
+            held[msg["params"]["arguments"]["key"]] = msg["id"]  # answered on test/answer-now
+            continue
+        elif method == "test/answer-now":
+            answer = json.loads(msg["params"]["answer"])
+            answer.update(jsonrpc="2.0", id=held.pop(msg["params"]["key"]))
+            sys.stdout.write(json.dumps(answer) + "\\n")
+            sys.stdout.flush()
+            continue
+        elif "id" in msg and method == "server/discover":
+            sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": msg["id"],
+                                         "error": {"code": -32601, "message": "no"}}) + "\\n")
+            sys.stdout.flush()
+            continue
+        elif "id" in msg:
+            result = {}
+        else:
+            continue
+        sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}) + "\\n")
+        sys.stdout.flush()
+''')
+
+
+def past_deadline(fut):
+    """Wait until the request's deadline has passed (a condition on the clock, not a sleep)."""
+    assert wait_for(lambda: time.monotonic() >= fut.deadline, DEADLINE + 10)
+
+
+def raises_timeout(fut):
+    assert wait_for(fut.done)
+    with pytest.raises(RequestTimeout):
+        fut.result()
+
+
+# ---------------------------------------------------------------------------
+# The rule, in memory
+# ---------------------------------------------------------------------------
+
+def _future(dispatcher, timeout=30.0):
+    fut = mcp_min.Future(dispatcher.next_id(), "tools/call", {}, timeout, None,
+                         lambda f, answer: mcp_min._result_of(f.method, answer), lambda f, e: False)
+    dispatcher.add(fut)
+    return fut
+
+
+def test_an_answer_routed_after_the_deadline_is_a_timeout():
+    d = mcp_min._Dispatcher(lambda m: None, lambda m, p: None)
+    for answer in ANSWERS.values():
+        fut = _future(d)
+        fut.deadline = time.monotonic() - 1  # (white-box: the deadline has passed)
+        d.receive(dict(answer, jsonrpc="2.0", id=fut.id))
+        with pytest.raises(RequestTimeout):
+            fut.result()
+    fut = _future(d)
+    fut.deadline = time.monotonic() - 1
+    d.receive({"jsonrpc": "2.0", "id": fut.id, "result": {"ok": True}})  # a result too
+    with pytest.raises(RequestTimeout):
+        fut.result()
+
+
+def test_a_failure_or_close_after_the_deadline_is_a_timeout():
+    d = mcp_min._Dispatcher(lambda m: None, lambda m, p: None)
+    failed, closed = _future(d), _future(d)
+    failed.deadline = closed.deadline = time.monotonic() - 1
+    d.fail(failed.id, mcp_min.HttpError("http://x/", 500, "cut"))
+    d.closed(mcp_min.ConnectionClosed("gone"))
+    for fut in (failed, closed):
+        with pytest.raises(RequestTimeout):
+            fut.result()
+
+
+def test_an_answer_routed_in_time_wins_even_when_looked_at_late():
+    d = mcp_min._Dispatcher(lambda m: None, lambda m, p: None)
+    fut = _future(d)
+    d.receive({"jsonrpc": "2.0", "id": fut.id, "result": {"ok": True}})
+    fut.deadline = time.monotonic() - 1  # the caller comes after the deadline
+    assert fut.result() == {"ok": True}
+
+
+# ---------------------------------------------------------------------------
+# stdio: the server answers when told, after the deadline
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kind", sorted(ANSWERS))
+def test_stdio_an_answer_after_the_deadline_is_a_timeout(tmp_path, kind):
+    script = tmp_path / "late_server.py"
+    script.write_text(STDIO_SERVER)
+    with Client([sys.executable, str(script)]) as c:
+        fut = c.submit("wait", key="k", timeout=DEADLINE)
+        past_deadline(fut)
+        c.notify("test/answer-now", {"key": "k", "answer": json.dumps(ANSWERS[kind])})
+        raises_timeout(fut)
+        # and an answer in time still wins
+        fut = c.submit("wait", key="k2", timeout=30)
+        c.notify("test/answer-now", {"key": "k2", "answer": json.dumps(ANSWERS[kind])})
+        assert wait_for(fut.done)
+        with pytest.raises(ToolError if kind == "tool-error" else mcp_min.RequestError):
+            fut.result()
+
+
+# ---------------------------------------------------------------------------
+# HTTP: the server answers the moment its request is cut (as a Go server did), or when told
+# ---------------------------------------------------------------------------
+
+class LateServer(object):
+    """An HTTP server whose tools/call "wait" is answered with ``ANSWERS[kind]`` after the
+    request's connection is cut: over Streamable HTTP (``mode`` "json" or "sse", the
+    answer of the POST) on the GET stream, over legacy HTTP+SSE (``mode`` "legacy") on
+    the SSE stream.  ``mode`` "legacy-told": the POST is accepted at once and the answer
+    comes on the SSE stream when test/answer-now arrives."""
+
+    def __init__(self, mode, kind):
+        self.mode, self.kind = mode, kind
+        self.stream = queue.Queue()  # messages for the GET / SSE stream
+        self.held = {}
+        self.cut = threading.Event()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def reply(self, status, body=b"", headers=()):
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                for k, v in headers:
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(body)
+
+            def sse_headers(self):
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Connection", "close")
+                self.close_connection = True
+                self.end_headers()
+
+            def do_DELETE(self):
+                self.reply(200)
+
+            def do_GET(self):
+                self.sse_headers()
+                if server.mode.startswith("legacy"):
+                    self.wfile.write(b"event: endpoint\ndata: /messages\n\n")
+                    self.wfile.flush()
+                while True:
+                    msg = server.stream.get()
+                    if msg is None:
+                        return
+                    self.wfile.write(("data: %s\n\n" % json.dumps(msg)).encode())
+                    self.wfile.flush()
+
+            def do_POST(self):
+                msg = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+                server.post(self, msg)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.httpd.handle_error = lambda request, address: None
+        base = "http://127.0.0.1:%d" % self.httpd.server_address[1]
+        self.url = base + ("/sse" if mode.startswith("legacy") else "/mcp")
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def answer(self, rid):
+        return dict(ANSWERS[self.kind], jsonrpc="2.0", id=rid)
+
+    def post(self, h, msg):
+        legacy = self.mode.startswith("legacy")
+        method = msg.get("method")
+        if not legacy and h.path != "/mcp" or legacy and h.path == "/sse":
+            return h.reply(405)
+        if method == "server/discover" and not legacy:
+            return h.reply(400, b'{"error":"unknown method"}')
+        if method == "tools/call" and msg["params"]["name"] == "wait":
+            if self.mode == "legacy-told":
+                self.held[msg["params"]["arguments"]["key"]] = msg["id"]
+                return h.reply(202)
+            if self.mode == "sse":
+                h.sse_headers()
+            try:
+                while h.connection.recv(1):  # until the client cuts the request
+                    pass
+            except OSError:
+                pass
+            self.cut.set()
+            self.stream.put(self.answer(msg["id"]))  # the answer, at once
+            h.close_connection = True
+            return
+        if method == "test/answer-now":
+            self.stream.put(self.answer(self.held.pop(msg["params"]["key"])))
+            return h.reply(202)
+        if "id" not in msg:
+            return h.reply(202)
+        result = {}
+        if method == "initialize":
+            result = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                      "serverInfo": {"name": "late", "version": "1"}}
+        answer = {"jsonrpc": "2.0", "id": msg["id"], "result": result}
+        if legacy:
+            self.stream.put(answer)
+            return h.reply(202)
+        h.reply(200, json.dumps(answer).encode(), [("Mcp-Session-Id", "s1")] if method == "initialize" else ())
+
+    def close(self):
+        self.stream.put(None)
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def late_server():
+    made = []
+
+    def make(mode, kind):
+        made.append(LateServer(mode, kind))
+        return made[-1]
+    yield make
+    for s in made:
+        s.close()
+
+
+@pytest.mark.parametrize("kind", sorted(ANSWERS))
+@pytest.mark.parametrize("mode", ["json", "sse", "legacy"])
+def test_http_an_answer_when_the_request_is_cut_is_a_timeout(late_server, mode, kind):
+    server = late_server(mode, kind)
+    with Client(server.url, protocol_version="2025-11-25" if mode != "legacy" else "2024-11-05") as c:
+        assert c.transport == ("sse" if mode == "legacy" else "streamable-http")
+        fut = c.submit("wait", key="k", timeout=DEADLINE)
+        assert server.cut.wait(DEADLINE + 10)  # cut at the deadline; the answer follows at once
+        raises_timeout(fut)
+        with pytest.raises(RequestTimeout):  # and the same for a caller waiting all along
+            c.call("wait", key="k2", timeout=DEADLINE)
+
+
+@pytest.mark.parametrize("kind", sorted(ANSWERS))
+def test_legacy_sse_an_answer_after_the_deadline_is_a_timeout(late_server, kind):
+    server = late_server("legacy-told", kind)
+    with Client(server.url, protocol_version="2024-11-05") as c:
+        fut = c.submit("wait", key="k", timeout=DEADLINE)
+        past_deadline(fut)
+        c.notify("test/answer-now", {"key": "k"})
+        raises_timeout(fut)
