@@ -36,9 +36,12 @@ requests that outlive their deadline.
 
 Settling.  A ``Future`` is a one-slot mailbox: the routing thread puts the raw
 answer in it; ``result()`` takes it on the waiting thread and only there turns
-it into a value.  So the session's repeats (a new HTTP session after a 404, a
-fresh tools/list after -32020) and the input rounds of 2026-07-28 run on the
-caller's thread, never on a reader.  The slot is guarded by a latch (a lock
+it into a value.  So the session's repeats (a new HTTP session after the old
+one was found gone, a fresh tools/list after -32020) and the input rounds of
+2026-07-28 run on the caller's thread, never on a reader.  The value is what the
+request's ``finish(future, result)`` makes of the result; a tool call's
+(``_Tasks.finish``) follows the task the result may announce, so settling
+itself knows nothing of tasks.  The slot is guarded by a latch (a lock
 held until the answer is in), not by ``queue.SimpleQueue``: on CPython 3.8 -
 3.12 a timed ``SimpleQueue.get`` can block forever when its timeout runs out
 between its two internal lock attempts (seen here: about once in a few
@@ -559,7 +562,7 @@ class Future(object):
         self.timeout = timeout  # seconds or None, for messages
         self.deadline = _deadline_after(timeout)
         self.progress = progress
-        self.finish = finish  # result dict -> the caller's value (None: the dict itself)
+        self.finish = finish  # (future, result dict) -> the caller's value (None: the dict itself)
         self.cancellable = cancellable  # initialize and the discovery probe must not be cancelled
         self.intercept = None  # (future, answer) -> True when it takes the answer over (see _Dispatcher)
         self._answer = None  # the one slot: the answer message, or the McpError that ended the request
@@ -3510,7 +3513,8 @@ class _Session(object):
             _log.debug("could not send notifications/cancelled: %s", e)
 
     def _settle(self, fut, answer):
-        """The value of a request's answer, after the one repeat the protocol may ask for."""
+        """The value of a request's answer, after the one repeat the protocol may ask for;
+        ``fut.finish(fut, result)`` makes the caller's value of the result dict."""
         if fut.progress is not None:  # progress sent before the answer is seen before it
             self.inbox.events.drain(fut.deadline)
         if type(answer) is not dict or "result" not in answer:
@@ -3518,17 +3522,10 @@ class _Session(object):
         result = _result_of(fut.method, answer)
         if self.era.modern and result.get("resultType", "complete") != "complete":
             result = self._complete(fut, result)
-        if fut.method == "tools/call" and (fut.finish is _TASK_HANDLE or "task" in result
-                                           or result.get("resultType") == "task"):
-            if fut.finish is _TASK_HANDLE:  # Client.start(): the caller gets a Task for what came
-                return self.tasks.made(fut, result) or Task(self, None, None, fut.progress, result)
-            result = self.tasks.follow_here(fut, result)
-            if fut.progress is not None:
-                self.inbox.events.drain(fut.deadline)  # its status reports are seen before its end
         if fut.finish is None:
             return result
         try:
-            return fut.finish(result)
+            return fut.finish(fut, result)  # (a tool call's: following its task, see _Tasks.finish)
         except McpError:
             raise
         except Exception as e:  # the server's result did not have the shape we rely on
@@ -3676,17 +3673,8 @@ _TERMINAL = ("completed", "failed", "cancelled")
 _TASK_HANDLE = object()  # finish= of Client.start(): the answer becomes a Task, not followed here
 
 
-def _time_left(*deadlines):
-    ends = [d for d in deadlines if d is not None]
-    return None if not ends else min(ends) - time.monotonic()
-
-
 class _Expired(Exception):
-    """Internal: following a task reached the call's deadline or the wait's limit."""
-
-    def __init__(self, deadline):
-        Exception.__init__(self)
-        self.deadline = deadline
+    """Internal: following a task reached its deadline (the call's, or the wait's)."""
 
 
 def _older(stamp, than):
@@ -3776,13 +3764,29 @@ class _Tasks(object):
         outcome = task._follow_call(fut)
         fut._put(outcome if isinstance(outcome, BaseException) else _response(fut.id, outcome))
 
-    def follow_here(self, fut, result):
-        """From settling, on the waiting thread: the final result of a call that became a
-        task (then followed here), or ``result`` itself."""
+    def finish(self, value):
+        """The ``finish=`` of a tools/call (settling runs it on the waiting thread): a result
+        that announces a task is followed here to the task's end, then ``value`` (None: the
+        result dict itself) makes the caller's value of it.  ``_TASK_HANDLE`` (Client.start):
+        the caller gets a Task for what came instead."""
+        if value is _TASK_HANDLE:
+            return lambda fut, result: self.made(fut, result) or Task(self._session, None, None, fut.progress,
+                                                                      result)
+
+        def finish(fut, result):
+            if "task" in result or result.get("resultType") == "task":  # (the usual case, decided cheaply)
+                result = self._follow_here(fut, result)
+            return result if value is None else value(result)
+        return finish
+
+    def _follow_here(self, fut, result):
+        """The final result of a call that became a task (then followed here), or ``result``."""
         task = self.made(fut, result)
         if task is None:
             return result
         outcome = task._follow_call(fut)
+        if fut.progress is not None:
+            self._session.inbox.events.drain(fut.deadline)  # its status reports are seen before its end
         if isinstance(outcome, BaseException):
             raise outcome
         return outcome
@@ -3865,7 +3869,7 @@ class Task(object):
         if self.id is None:
             return {"status": "failed" if isinstance(self._outcome, BaseException) else "completed"}
         wait = _timeout_arg(timeout, self._session.timeout)
-        return dict(self._get(None, _deadline_after(wait)))
+        return dict(self._get(_deadline_after(wait)))
 
     def result(self, timeout=_DEFAULT):
         """Wait for the outcome and return what ``call()`` would (ToolError when the tool
@@ -3876,9 +3880,8 @@ class Task(object):
         wait only (default: the client's timeout; None: no bound); RequestTimeout
         then leaves the task running, to wait again or ``cancel()``."""
         wait = _timeout_arg(timeout, self._session.timeout)
-        limit = _deadline_after(wait)
         try:
-            outcome = self._await(None, limit)
+            outcome = self._await(_deadline_after(wait))
         except _Expired:
             raise RequestTimeout("task %s did not end within %.3g s (it goes on)" % (self.id, wait))
         if isinstance(outcome, BaseException):
@@ -3897,7 +3900,7 @@ class Task(object):
         """Follow the task a tool call became, to its outcome (a result dict or an McpError);
         at the call's deadline, or on a failure of ours, the task is cancelled."""
         try:
-            return self._await(fut.deadline, None)
+            return self._await(fut.deadline)
         except _Expired:
             outcome = RequestTimeout("no outcome of %s (task %s) within %.3g s; task cancelled"
                                      % (fut.method, self.id, fut.timeout))
@@ -3911,25 +3914,25 @@ class Task(object):
         self._abandon(outcome, force=True)
         return self._outcome
 
-    def _await(self, deadline, limit):
-        """The outcome, following the task unless another thread already does (then wait for it)."""
+    def _await(self, deadline):
+        """The outcome, following the task unless another thread already does (then wait for
+        it); _Expired at ``deadline`` (None: none)."""
         with self._cond:
             while self._outcome is None and self._following:
-                left = _time_left(deadline, limit)
-                if left is not None and left <= 0:
-                    raise _Expired(deadline is not None and time.monotonic() >= deadline)
-                self._cond.wait(left)
+                if _expired(deadline):
+                    raise _Expired()
+                self._cond.wait(_remaining(deadline))
             if self._outcome is not None:
                 return self._outcome
             self._following = True
         try:
-            return self._drive(deadline, limit)
+            return self._drive(deadline)
         finally:
             with self._cond:
                 self._following = False
                 self._cond.notify_all()
 
-    def _drive(self, deadline, limit):
+    def _drive(self, deadline):
         backoff = TASK_POLL_FLOOR
         if self._modern:
             self._listen()
@@ -3940,26 +3943,24 @@ class Task(object):
                         return self._outcome
                     state, self._fresh = self._state, False
                 if state is not None:
-                    outcome = self._step(state, deadline, limit)
+                    outcome = self._step(state, deadline)
                     if outcome is not None:
                         return self._end(outcome)
                     wait = self._interval(state, backoff)
                     backoff = min(backoff * 2, TASK_POLL_BACKOFF)
-                    left = _time_left(deadline, limit)
+                    left = _remaining(deadline)
                     with self._cond:
-                        if not self._fresh and self._outcome is None and (left is None or left > 0):
+                        if not self._fresh and self._outcome is None and not _expired(deadline):
                             self._cond.wait(wait if left is None else min(wait, left))
                         if self._fresh or self._outcome is not None:
                             continue  # a pushed state: look at it before polling
                     self._check_push()
-                left = _time_left(deadline, limit)
-                if left is not None and left <= 0:
-                    raise _Expired(deadline is not None and time.monotonic() >= deadline)
-                self._get(deadline, limit)
+                if _expired(deadline):
+                    raise _Expired()
+                self._get(deadline)
         except RequestTimeout:
-            left = _time_left(deadline, limit)
-            if left is not None and left <= 0:  # a request cut short by the deadline itself
-                raise _Expired(deadline is not None and time.monotonic() >= deadline)
+            if _expired(deadline):  # a request cut short by the deadline itself
+                raise _Expired()
             raise
         finally:
             if self._sub is not None:
@@ -3972,7 +3973,7 @@ class Task(object):
             return min(max(hint / 1000.0, TASK_POLL_FLOOR), TASK_POLL_CEILING)
         return backoff
 
-    def _step(self, state, deadline, limit):
+    def _step(self, state, deadline):
         """Act on a state; returns the outcome once there is one."""
         status = state.get("status")
         if status == "cancelled":
@@ -3987,23 +3988,21 @@ class Task(object):
             if status == "failed":
                 return _error_from({"error": state.get("error")}, "tools/call")
             if status == "input_required":
-                self._give_input(state.get("inputRequests"), deadline, limit)
+                self._give_input(state.get("inputRequests"), deadline)
                 return None
         elif status in ("completed", "failed", "input_required"):
             # tasks/result gives the outcome; while input is required it also brings the
             # server's requests (answered by the session's callbacks) and waits for the end.
-            left = _time_left(deadline, limit)
-            wait = (None if left is None else max(left, 0)) if status == "input_required" else \
-                self._session.timeout if left is None else min(self._session.timeout, max(left, 0))
             try:
-                return self._session.request("tasks/result", {"taskId": self.id}, wait)
+                return self._session.request("tasks/result", {"taskId": self.id}, self._timeout(
+                    deadline, bounded=status != "input_required"))
             except RequestError as e:
                 return type(e)(e.code, e.message, e.data, "tools/call")
         if status in ("working", "input_required"):
             return None
         return McpError("task %s has an unknown status %r" % (self.id, status))
 
-    def _give_input(self, requests, deadline, limit):
+    def _give_input(self, requests, deadline):
         """Answer the input requests not answered yet, with tasks/update (2026-07-28)."""
         if not isinstance(requests, dict):
             return
@@ -4018,22 +4017,30 @@ class Task(object):
                 raise McpError("task %s needs %s input, which this client cannot give: %s"
                                % (self.id, ask.get("method"), e.message))
         if responses:
-            self._request("tasks/update", {"taskId": self.id, "inputResponses": responses}, deadline, limit)
+            self._request("tasks/update", {"taskId": self.id, "inputResponses": responses}, deadline)
             self._answered.update(responses)
 
-    def _get(self, deadline, limit):
-        result = self._request("tasks/get", {"taskId": self.id}, deadline, limit)
+    def _get(self, deadline):
+        result = self._request("tasks/get", {"taskId": self.id}, deadline)
         state = {k: v for k, v in result.items() if k not in ("resultType", "_meta")}
         if not isinstance(state.get("status"), str):
             raise McpError("tasks/get answered without a status: %s" % _shorten(_dumps_for_humans(result), 300))
         self._update(state)
         return state
 
-    def _request(self, method, params, deadline, limit):
-        """One request about the task, with its own timeout (never past the deadline or limit)."""
-        left = _time_left(deadline, limit)
-        timeout = self._session.timeout if left is None else max(min(self._session.timeout, left), 0.001)
-        return self._session.request(method, params, timeout)
+    def _request(self, method, params, deadline):
+        """One request about the task, with its own timeout (never past the deadline)."""
+        return self._session.request(method, params, self._timeout(deadline))
+
+    def _timeout(self, deadline, bounded=True):
+        """A request's timeout while following: what is left before ``deadline`` (None: no
+        deadline), and when ``bounded`` no more than the client's timeout."""
+        left = _remaining(deadline)
+        ours = self._session.timeout if bounded else None
+        if left is None:
+            return ours
+        left = max(left, 0.001)  # (past it, the request times out at once; _drive reports _Expired)
+        return left if ours is None else min(ours, left)
 
     # -- status -----------------------------------------------------------------
     def _update(self, state):
@@ -4391,8 +4398,8 @@ class Client(object):
             keep = _timeout_arg(ttl, None, "ttl")
             params["task"] = {} if keep is None else {"ttl": int(keep * 1000)}
         # Nobody waits on a submitted call: a task it becomes is followed by a thread of its own.
-        return session.submit("tools/call", params, timeout, progress, finish, wait_here, keepalive=self,
-                              intercept=None if wait_here else session.tasks.intercept)
+        return session.submit("tools/call", params, timeout, progress, session.tasks.finish(finish), wait_here,
+                              keepalive=self, intercept=None if wait_here else session.tasks.intercept)
 
     def list_tools(self, refresh=False):
         """All tools (every page).  Served from cache while the server's ``ttlMs`` allows,
