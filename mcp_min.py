@@ -31,8 +31,10 @@ notifications, progress, logs and stderr lines run in order on
 ``mcp_min-events``; server requests on up to 8 ``mcp_min-answer`` threads (then
 queued on ``mcp_min-answers``), pings on ``mcp_min-ping``; cancellations we send
 without waiting go out on ``mcp_min-courier``.  A submitted call that became a
-task is followed on ``mcp_min-task-<id>``; ``mcp_min-deadlines`` cuts HTTP
-requests that outlive their deadline.
+task is followed on ``mcp_min-task-<id>``; ``mcp_min-deadlines`` (one per
+process, alive while an HTTP client is open or a request is watched) cuts HTTP
+requests that outlive their deadline.  close() waits for the threads of its
+client, so none is left once it returns.
 
 Settling.  A ``Future`` is a one-slot mailbox: the routing thread puts the raw
 answer in it; ``result()`` takes it on the waiting thread and only there turns
@@ -135,7 +137,6 @@ GET_STREAM_ATTEMPTS = 5  # failed (re)connects of the standalone GET stream befo
 GET_STREAM_RETRY = 1.0  # seconds between its reconnects when the server named no `retry:`.
 GET_STREAM_READY = 5.0  # seconds we wait for the GET stream to open before notifications/initialized.
 SESSION_DELETE_TIMEOUT = 5.0  # seconds for the DELETE that ends an HTTP session on close().
-DEADLINE_THREAD_IDLE = 30.0  # seconds the deadline thread waits for work before it exits.
 # Authorization: the auth plug-in interface and OAuth (see that section).
 MAX_AUTH_RETRIES = 3  # repeats of one HTTP request after auth challenges: a 401 (authorize or refresh),
 #                       a DPoP nonce, a 403 step-up; beyond that the server is refusing us.
@@ -517,9 +518,8 @@ _pid = os.getpid()  # this process (kept here: os.getpid() is a system call, and
 
 
 def _after_fork_in_child():
-    global _pid, _deadlines
+    global _pid
     _pid = os.getpid()
-    _deadlines = None  # the deadline thread does not exist in the child, and its lock may have been held
 
 
 if hasattr(os, "register_at_fork"):
@@ -1254,26 +1254,90 @@ def _parse_www_authenticate(value):
     return out
 
 
-def _origin(url):
-    import urllib.parse
-    parts = urllib.parse.urlsplit(url)
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
-    default = {"http": 80, "https": 443}.get(parts.scheme.lower())
-    return parts.scheme.lower(), (parts.hostname or "").lower(), port or default
+# -- URL, origin, loopback and credential rules: one set, for the engine and OAuth ----------------
+
+# Header names that carry (or may carry) a secret, by a word in them: never logged, and never sent
+# to another origin on a redirect (Authorization, Proxy-Authorization, Cookie, DPoP,
+# Mcp-Session-Id, X-Api-Key, X-Auth-Token, ...).
+_CREDENTIAL_WORDS = ("auth", "cookie", "dpop", "key", "secret", "session", "token", "password", "credential")
+# OAuth request parameters whose values are secrets: logged as <redacted>.
 
 
-def _is_loopback(host):
-    return host in ("localhost", "127.0.0.1", "::1") or host.startswith("127.")
+def _is_credential_header(name):
+    name = name.lower()
+    return any(word in name for word in _CREDENTIAL_WORDS)
 
 
 def _redact(headers):
     """Headers for a log line, credentials replaced."""
-    secret = ("authorization", "cookie", "proxy-authorization", "x-api-key", "api-key", "mcp-session-id", "dpop")
-    return {k: ("<redacted>" if k.lower() in secret or "token" in k.lower() or "key" in k.lower()
-                or "secret" in k.lower() else v) for k, v in headers.items()}
+    return {k: ("<redacted>" if _is_credential_header(k) else v) for k, v in headers.items()}
+
+
+def _split_url(url):
+    """(urlsplit parts, lower-cased host, port), or (None, "", None) for a malformed URL."""
+    import urllib.parse
+    try:
+        parts = urllib.parse.urlsplit(url)
+        return parts, (parts.hostname or "").lower(), parts.port
+    except (ValueError, TypeError, AttributeError):  # a malformed port or host
+        return None, "", None
+
+
+def _origin(url):
+    """scheme://host[:port] of a URL, lower-cased, the default port left out (RFC 6454); ""
+    for a malformed one (which then matches no other origin)."""
+    parts, host, port = _split_url(url)
+    if parts is None or not host:
+        return ""
+    scheme = parts.scheme.lower()
+    if ":" in host:
+        host = "[%s]" % host
+    if port is not None and port != {"http": 80, "https": 443}.get(scheme):
+        host += ":%d" % port
+    return "%s://%s" % (scheme, host)
+
+
+def _is_loopback(host):
+    """True when a connection to ``host`` (lower-cased, IPv6 without brackets) stays on this
+    machine whatever DNS answers.  Loopback here is what the socket layer connects to a
+    loopback address: the name ``localhost`` (every OS resolves it locally); an IPv4 address
+    in 127.0.0.0/8 in any spelling this platform's address parser (inet_aton) accepts --
+    ``127.1``, ``0x7f.0.0.1`` and ``2130706433`` connect to 127.x where it accepts them; ``::1``
+    and IPv4-mapped ``::ffff:127.x``.  Not ``*.localhost``: RFC 6761 asks resolvers to keep
+    those names on the machine, but a system resolver may ask DNS for them, so a network could
+    send them (and a token in clear text) elsewhere."""
+    if host == "localhost":
+        return True
+    if host and all(c in "0123456789abcdefx." for c in host):  # an IPv4 address, perhaps shorthand
+        import socket
+        try:
+            return socket.inet_aton(host)[0] == 127
+        except (OSError, ValueError):
+            return False
+    if ":" in host:
+        import ipaddress
+        try:
+            address = ipaddress.ip_address(host)
+        except ValueError:
+            return False
+        return address.is_loopback or bool(address.ipv4_mapped and address.ipv4_mapped.is_loopback)
+    return False
+
+
+def _secure_url(url):
+    """https, or plain http only to this machine: the MCP spec's communication security rules
+    (and RFC 8252 loopback redirects), for every URL a credential may go to."""
+    parts, host, _ = _split_url(url)
+    scheme = parts.scheme.lower() if parts is not None else ""
+    return bool(host) and (scheme == "https" or (scheme == "http" and _is_loopback(host)))
+
+
+def _plain_url(url):
+    """A URL as an error may show it: no user info, query or fragment."""
+    parts = _split_url(url)[0]
+    if parts is None:
+        return _shorten(repr(url), 200)
+    return _shorten("%s://%s%s" % (parts.scheme, parts.netloc.rpartition("@")[2], parts.path), 200)
 
 
 class _SseParser(object):
@@ -1404,6 +1468,14 @@ def _start_thread(target, name, args=(), what="read from the server"):
         raise ConnectionClosed("cannot start a thread to %s (%s): the process may be at its thread limit"
                                % (what, e))
     return thread
+
+
+def _join_all(threads, seconds=CLOSE_GRACE):
+    """Wait for ``threads`` (other than the calling one) to end, all within ``seconds``."""
+    deadline = time.monotonic() + seconds
+    for thread in threads:
+        if thread is not threading.current_thread():
+            thread.join(_remaining(deadline))
 
 
 # -- stdio -----------------------------------------------------------------------------
@@ -1868,7 +1940,13 @@ class _Deadlines(object):
 
     A socket timeout only bounds each wait for bytes: a server trickling one
     byte at a time would keep a request going forever.  Shutting the socket down
-    wakes the thread blocked on it, which then reports RequestTimeout."""
+    wakes the thread blocked on it, which then reports RequestTimeout.
+
+    Its life: started by the first request watched; while an HTTP client is open
+    (``hold()``, one per transport's engine) it waits for work without costing
+    anything; once none is, it ends as soon as no request is watched, and the last
+    ``release()`` waits for that -- so no thread is left once close() returns, and
+    a client's requests never pay for starting one."""
 
     def __init__(self):
         import heapq
@@ -1877,15 +1955,32 @@ class _Deadlines(object):
         self._heap = []  # [deadline, sequence, connection or None once unwatched]
         self._sequence = itertools.count()
         self._thread = None
-        self._wake_at = 0.0  # when the thread next wakes by itself
+        self._holders = 0  # open engines that keep the thread waiting for work
+        self._wake_at = 0.0  # when the thread next wakes by itself (infinity: only when notified)
+
+    def hold(self):
+        with self._cond:
+            self._holders += 1
+
+    def release(self):
+        with self._cond:
+            self._holders -= 1
+            thread = self._thread if self._holders == 0 else None
+            if thread is not None:
+                self._cond.notify()
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(CLOSE_GRACE)  # at once unless a request is still being cut
 
     def watch(self, deadline, conn):
         entry = [deadline, next(self._sequence), conn]
         with self._cond:
             self._push(self._heap, entry)
             if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="mcp_min-deadlines", daemon=True)
-                self._thread.start()
+                try:
+                    self._thread = _start_thread(self._run, "mcp_min-deadlines", what="bound HTTP requests")
+                except ConnectionClosed:
+                    entry[2] = None  # (popped by the next watch or unwatch)
+                    raise
             elif deadline < self._wake_at:  # only then: a wake-up per request would cost every request
                 self._cond.notify()
         return entry
@@ -1895,6 +1990,8 @@ class _Deadlines(object):
             entry[2] = None
             while self._heap and self._heap[0][2] is None:  # keep the heap as small as the work
                 self._pop(self._heap)
+            if not self._heap and not self._holders and self._thread is not None:
+                self._cond.notify()  # nothing left to watch for anyone: the thread may end
 
     def _run(self):
         with self._cond:
@@ -1903,33 +2000,49 @@ class _Deadlines(object):
                     self._pop(self._heap)
                 now = time.monotonic()
                 if not self._heap:
-                    self._wake_at = now + DEADLINE_THREAD_IDLE
-                    if not self._cond.wait(DEADLINE_THREAD_IDLE) and not self._heap:
+                    if not self._holders:
                         self._thread = None
                         return
+                    self._wake_at = float("inf")
+                    self._cond.wait()
                 elif self._heap[0][0] > now:
-                    self._wake_at = min(self._heap[0][0], now + DEADLINE_THREAD_IDLE)
-                    self._cond.wait(self._wake_at - now)
+                    self._wake_at = self._heap[0][0]
+                    self._cond.wait(min(self._wake_at - now, LONGEST_WAIT))
                 else:
                     entry = self._pop(self._heap)
                     _cut_connection(entry[2])
                     entry[2] = None
 
 
-_deadlines = None  # made when the first HTTP request with a deadline needs it
+_deadlines = None  # this process's _Deadlines, made when the first HTTP engine needs it
+_deadlines_made = threading.Lock()  # (two threads making it at once would split the holders)
+
+
+def _the_deadlines():
+    global _deadlines
+    with _deadlines_made:
+        if _deadlines is None:
+            _deadlines = _Deadlines()
+        return _deadlines
+
+
+def _forget_deadlines_in_child():
+    # The thread does not exist in a forked child, and the parent's locks may have been held.
+    global _deadlines, _deadlines_made
+    _deadlines, _deadlines_made = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_deadlines_in_child)
 
 
 def _watch(deadline, conn):
-    global _deadlines
-    if _deadlines is None:
-        _deadlines = _Deadlines()
-    return _deadlines.watch(deadline, conn)
+    return _the_deadlines().watch(deadline, conn)
 
 
 def _unwatch(entry):
     if entry is not None and _deadlines is not None:
         _deadlines.unwatch(entry)
-
 
 
 def _cut_connection(conn):
@@ -1991,9 +2104,9 @@ class _Answer(object):
     """One HTTP response: ``status``, ``headers``, ``url``; bounded reads; ``release()``
     returns the connection to the pool when it can serve another request."""
 
-    def __init__(self, engine, resp, conn, key, watch, deadline, url):
+    def __init__(self, engine, resp, conn, key, watch, deadline, url, cut=None):
         self._engine, self._resp, self._conn, self._key = engine, resp, conn, key
-        self._watch, self._deadline = watch, deadline
+        self._watch, self._deadline, self._cut = watch, deadline, cut
         self.url = url
         self.status = resp.status
         self.headers = resp.headers
@@ -2076,6 +2189,8 @@ class _Answer(object):
         conn, self._conn = self._conn, None
         if conn is None:
             return
+        if self._cut is not None and self._cut.conn is conn:
+            self._cut.conn = None  # a cancel from now on must not cut the request that reuses it
         reusable = self._whole and self._resp.isclosed() and not self._resp.will_close and not getattr(
             conn, "mcp_min_cut", False)
         self._resp.close()
@@ -2124,22 +2239,27 @@ class _HttpEngine(object):
 
     ``credential_headers``: header names (besides Authorization, Cookie, DPoP and
     Mcp-Session-Id) never to send to another origin -- the caller's own headers.
+    ``keep_alive``: pool connections until close() (a transport's engine); without
+    it every connection is closed after its answer and nothing needs closing (OAuth's
+    engine, which lives as long as its OAuth object and talks to servers rarely).
     """
 
-    _CREDENTIALS = ("authorization", "cookie", "proxy-authorization", "dpop", "mcp-session-id")
-
-    def __init__(self, credential_headers=()):
+    def __init__(self, credential_headers=(), keep_alive=True):
         import urllib.request
         self._urllib = urllib.request
         self._opener = urllib.request.OpenerDirector()
         for handler in (urllib.request.ProxyHandler(), urllib.request.UnknownHandler(), _KeepAliveHandler(self)):
             self._opener.add_handler(handler)  # no file:, ftp: or data: handlers: only HTTP(S) is ever fetched
-        self._credentials = frozenset(self._CREDENTIALS) | {h.lower() for h in credential_headers}
+        self._own = frozenset(h.lower() for h in credential_headers)
         self._lock = threading.Lock()
         self._routes = {}  # URL -> what _direct decided
         self._idle = {}  # (scheme, host, tunnel host) -> [idle connections]
         self._tls = None
-        self._closed = False
+        self._closed = not keep_alive  # (a closed engine pools nothing)
+        self._deadlines = None
+        if keep_alive:  # the deadline thread waits for this engine's requests until close()
+            self._deadlines, self._pid = _the_deadlines(), _pid
+            self._deadlines.hold()
 
     def request(self, method, url, headers, body=None, deadline=None, auth=None, cut=None, secure=False):
         """Send one request and return its _Answer, whatever the status (a non-2xx
@@ -2171,7 +2291,8 @@ class _HttpEngine(object):
                 answer.release()
                 target = urllib.parse.urljoin(url, location)
                 if _origin(target) != _origin(url):  # credentials stay with their origin
-                    headers = {k: v for k, v in headers.items() if k.lower() not in self._credentials}
+                    headers = {k: v for k, v in headers.items()
+                               if not _is_credential_header(k) and k.lower() not in self._own}
                 url = target
                 continue
             if answer.status >= 300:
@@ -2233,8 +2354,10 @@ class _HttpEngine(object):
             conn = self._connection(req.host, tls, tunnel, headers, deadline)
         if cut is not None:
             cut.conn = conn
-        watch = _watch(deadline, conn) if deadline is not None else None
+        watch = None
         try:
+            if deadline is not None:
+                watch = _watch(deadline, conn)
             if conn.sock is None:
                 conn.timeout = _remaining(deadline)
                 conn.connect()
@@ -2261,7 +2384,7 @@ class _HttpEngine(object):
             if isinstance(e, McpError) or not isinstance(e, (OSError, ValueError, http.client.HTTPException)):
                 raise
             raise _network_error(e, req.full_url, deadline)
-        return _Answer(self, resp, conn, key, watch, deadline, req.full_url)
+        return _Answer(self, resp, conn, key, watch, deadline, req.full_url, cut)
 
     def _connection(self, host, tls, tunnel, headers, deadline):
         import http.client
@@ -2307,11 +2430,16 @@ class _HttpEngine(object):
             return True
 
     def close(self):
+        """Close the pooled connections; then, when no other engine is open, the deadline
+        thread ends (and is waited for).  Idempotent; inert in a forked child."""
         with self._lock:
             self._closed = True
             idle, self._idle = [c for conns in self._idle.values() for c in conns], {}
+            held, self._deadlines = self._deadlines, None
         for conn in idle:
             conn.close()
+        if held is not None and self._pid == _pid:
+            held.release()
 
 
 class _DirectRequest(object):
@@ -2332,10 +2460,9 @@ class _DirectRequest(object):
 
 
 def _check_secure(url, what="fetch"):
-    scheme, host, _ = _origin(url)
-    if not (scheme == "https" or scheme == "http" and _is_loopback(host)):
+    if not _secure_url(url):
         raise McpError("refusing to %s %s: only https (or http on this machine) is allowed here"
-                       % (what, _shorten(url.split("?")[0], 200)))
+                       % (what, _plain_url(url)))
 
 
 def _pump_sse(answer, parser, on_event):
@@ -2393,6 +2520,7 @@ class _StreamableHttpTransport(_Transport):
         self.session_id = None
         self._lock = threading.Lock()
         self._cuts = {}  # request id (or "GET") -> _Cut of the exchange in flight
+        self._threads = weakref.WeakSet()  # the mcp_min-http-<id> threads, for close() to wait for
         self._listener = None
         self._closed = False
         self._stopping = threading.Event()
@@ -2433,8 +2561,10 @@ class _StreamableHttpTransport(_Transport):
             if wait_here:
                 self._exchange(msg, data, deadline, headers)
             else:
-                _start_thread(self._exchange, "mcp_min-http-%s" % msg["id"], (msg, data, deadline, headers),
-                              "send a request")
+                thread = _start_thread(self._exchange, "mcp_min-http-%s" % msg["id"], (msg, data, deadline, headers),
+                                       "send a request")
+                with self._lock:
+                    self._threads.add(thread)
             return
         # A notification, or our answer to a server request: 2xx expected, nothing to read.
         if deadline is None:
@@ -2646,18 +2776,18 @@ class _StreamableHttpTransport(_Transport):
         self._stopping.set()
         with self._lock:
             cuts, self._cuts = list(self._cuts.values()), {}
+            threads = list(self._threads) + [self._listener] * (self._listener is not None)
         for cut in cuts:
             cut()
-        self._engine.close()
         if self.session_id is not None and not self._modern:
-            try:
+            try:  # (before the pool closes: on a kept-alive connection, no new handshake)
                 with self._engine.request("DELETE", self.url, self._base_headers(), None, time.monotonic() + min(
                         self.timeout, SESSION_DELETE_TIMEOUT), self.auth):
                     pass
             except McpError as e:
                 _log.debug("DELETE of the session: %s", e)
-        if self._listener is not None and self._listener is not threading.current_thread():
-            self._listener.join(CLOSE_GRACE)
+        _join_all(threads)  # cut short above: they end at once
+        self._engine.close()
 
 
 class _SseTransport(_Transport):
@@ -2678,6 +2808,9 @@ class _SseTransport(_Transport):
         self._stream = None
         self._ready = threading.Event()
         self._listener = None
+        self._threads = weakref.WeakSet()  # the mcp_min-sse-post-<id> threads, for close() to wait for
+        self._cuts = set()  # _Cut of each POST in flight
+        self._lock = threading.Lock()
         self._closed = False
 
     def configure(self, version, modern):
@@ -2744,8 +2877,10 @@ class _SseTransport(_Transport):
         if self._closed or _pid != self._pid:
             raise ConnectionClosed("the connection to %s is closed" % self.name)
         if "id" in msg and "method" in msg and not wait_here:
-            _start_thread(self._post_request, "mcp_min-sse-post-%s" % msg["id"], (msg, data, deadline),
-                          "send a request")
+            thread = _start_thread(self._post_request, "mcp_min-sse-post-%s" % msg["id"], (msg, data, deadline),
+                                   "send a request")
+            with self._lock:
+                self._threads.add(thread)
         elif "id" in msg and "method" in msg:
             self._post_request(msg, data, deadline)
         else:
@@ -2760,8 +2895,15 @@ class _SseTransport(_Transport):
     def _post(self, msg, data, deadline):
         h = self._headers_for("application/json, text/event-stream")
         h["Content-Type"] = "application/json"
-        answer = self._engine.request("POST", self.endpoint, h, data, deadline or time.monotonic() + self.timeout,
-                                      self.auth)
+        cut = _Cut()
+        with self._lock:
+            self._cuts.add(cut)
+        try:
+            answer = self._engine.request("POST", self.endpoint, h, data, deadline or time.monotonic() + self.timeout,
+                                          self.auth, cut)
+        finally:
+            with self._lock:
+                self._cuts.discard(cut)
         if answer.status >= 300:
             raise _status_error(answer, msg.get("method"))
         answer.discard()  # the answer comes on the stream
@@ -2772,9 +2914,13 @@ class _SseTransport(_Transport):
         self._closed = True
         if self._stream is not None:
             self._stream.abort()
+        with self._lock:
+            threads = list(self._threads) + [self._listener] * (self._listener is not None)
+            cuts = list(self._cuts)
+        for cut in cuts:
+            cut()
+        _join_all(threads)
         self._engine.close()
-        if self._listener is not None and self._listener is not threading.current_thread():
-            self._listener.join(CLOSE_GRACE)
 
 
 # ---------------------------------------------------------------------------
@@ -4650,62 +4796,14 @@ def _jwt_claims(jwt):
 
 # -- URLs ----------------------------------------------------------------------------
 
-def _split(url):
-    import urllib.parse
-    try:
-        parts = urllib.parse.urlsplit(url)
-        return parts, (parts.hostname or "").lower(), parts.port
-    except (ValueError, TypeError, AttributeError):  # a malformed port or host
-        return None, "", None
-
-
-def _oauth_origin(url):
-    """scheme://host[:port] of a URL, lower-cased, the default port left out (RFC 6454)."""
-    parts, host, port = _split(url)
-    if parts is None:
-        return ""
-    scheme = parts.scheme.lower()
-    if ":" in host:
-        host = "[%s]" % host
-    if port is not None and port != {"http": 80, "https": 443}.get(scheme):
-        host += ":%d" % port
-    return "%s://%s" % (scheme, host)
-
-
 def _htu(url):
     """The htu claim of a DPoP proof: the request URI without query and fragment (RFC 9449 4.2)."""
-    parts = _split(url)[0]
-    return _oauth_origin(url) + ((parts.path if parts else "") or "/")
-
-
-def _loopback(host):
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    import ipaddress
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def _allowed_url(url):
-    """Authorization traffic is https; plain http only to this machine (the MCP spec's
-    communication security rules; RFC 8252 loopback redirects)."""
-    parts, host, _ = _split(url)
-    scheme = parts.scheme.lower() if parts else ""
-    return bool(host) and (scheme == "https" or (scheme == "http" and _loopback(host)))
-
-
-def _plain_url(url):
-    """A URL as an error may show it: no user info, query or fragment."""
-    parts = _split(url)[0]
-    if parts is None:
-        return _shorten(repr(url), 200)
-    return _shorten("%s://%s%s" % (parts.scheme, parts.netloc.rpartition("@")[2], parts.path), 200)
+    parts = _split_url(url)[0]
+    return _origin(url) + ((parts.path if parts else "") or "/")
 
 
 def _check_url(url, what):
-    if not isinstance(url, str) or not _allowed_url(url):
+    if not isinstance(url, str) or not _secure_url(url):
         raise AuthError("OAuth: refusing to %s %s: authorization traffic must use https (plain http only to "
                         "a loopback host)" % (what, _plain_url(url)))
 
@@ -4802,7 +4900,7 @@ class _DpopKey(object):
         claims = {"jti": _b64url(os.urandom(16)), "htm": method.upper(), "htu": _htu(url), "iat": int(time.time())}
         if token:
             claims["ath"] = _b64url(hashlib.sha256(token.encode("utf-8")).digest())
-        nonce = self.nonces.get(_oauth_origin(url))
+        nonce = self.nonces.get(_origin(url))
         if nonce:
             claims["nonce"] = nonce
         return _jwt_es256(claims, self.d, {"typ": "dpop+jwt", "jwk": self.jwk})
@@ -4811,7 +4909,7 @@ class _DpopKey(object):
         """Keep the DPoP-Nonce a response from ``url`` carries; returns it ("" for none)."""
         nonce = (_header_of(headers, "DPoP-Nonce") or "").strip()
         if nonce:
-            self.nonces[_oauth_origin(url)] = nonce
+            self.nonces[_origin(url)] = nonce
         return nonce
 
 
@@ -4874,8 +4972,8 @@ def _state_for(states, url, nearby=True):
             best = (resource, state)
     if best is not None or not nearby:
         return best and best[1]
-    origin = _oauth_origin(url)
-    same = [s for name, s in states.items() if _oauth_origin(name) == origin and s.get("tokens")]
+    origin = _origin(url)
+    same = [s for name, s in states.items() if _origin(name) == origin and s.get("tokens")]
     return same[0] if len(same) == 1 else None
 
 
@@ -5039,7 +5137,7 @@ def _discover(get_json, server_url, challenge):
     # RFC 8414 3.3: the document names the issuer it was fetched for.  In the 2025-03-26
     # fallback the server's origin is the authorization server: an issuer on that origin
     # is the same party (older mocks add a path), one on another origin is refused.
-    same_party = prm is None and isinstance(named, str) and _oauth_origin(named) == _oauth_origin(origin)
+    same_party = prm is None and isinstance(named, str) and _origin(named) == _origin(origin)
     if named != issuer and not same_party:
         raise AuthError("OAuth: the authorization server metadata for %s says issuer %r; refusing to use it "
                         "(RFC 8414 requires them to match)" % (_plain_url(issuer), _shorten(str(named), 200)))
@@ -5076,7 +5174,7 @@ class _LoopbackListener(object):
         self.redirect = None
         self.state = None  # the state the authorization URL carries; other redirects are ignored
         self.done = threading.Event()
-        self._open = set()  # connections being served
+        self._open = {}  # connection being served -> its thread (None until started)
         self._lock = threading.Lock()
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -5110,24 +5208,33 @@ class _LoopbackListener(object):
                 with listener._lock:
                     if len(listener._open) >= MAX_LOOPBACK_CONNECTIONS:
                         return False
-                    listener._open.add(request)
+                    listener._open[request] = None
                 return True
 
             def shutdown_request(self, request):
                 with listener._lock:
-                    listener._open.discard(request)
+                    listener._open.pop(request, None)
                 http.server.ThreadingHTTPServer.shutdown_request(self, request)
 
             def process_request(self, request, client_address):  # one named thread per connection
-                _start_thread(self.process_request_thread, "mcp_min-oauth-connection", (request, client_address),
-                              "serve the login redirect")
+                thread = _start_thread(self.process_request_thread, "mcp_min-oauth-connection",
+                                       (request, client_address), "serve the login redirect")
+                with listener._lock:
+                    if request in listener._open:
+                        listener._open[request] = thread
+
+            def handle_error(self, request, client_address):  # a port scan's garbage: no traceback
+                _log.debug("OAuth: the redirect listener dropped a connection", exc_info=True)
 
         self.server = Server(("127.0.0.1", port), Handler)
         self.port = self.server.server_address[1]
         self.uri = "http://127.0.0.1:%d/callback" % self.port
-        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.1,),  # close() waits <= 0.1 s
-                                       name="mcp_min-oauth-callback", daemon=True)
-        self.thread.start()
+        try:  # (close() waits <= 0.1 s for serve_forever to notice)
+            self.thread = _start_thread(self.server.serve_forever, "mcp_min-oauth-callback", (0.1,),
+                                        "catch the login redirect")
+        except McpError:
+            self.server.server_close()
+            raise
 
     def wait(self, url, open_browser, timeout):
         import urllib.parse
@@ -5141,16 +5248,24 @@ class _LoopbackListener(object):
         return self.redirect
 
     def close(self):
+        """Stop listening and end every connection: idle ones (preconnects) are shut down, their
+        threads (which then close them) waited for; whatever is still open after that is closed."""
         import socket
         self.server.shutdown()
         self.server.server_close()
+        self.thread.join(CLOSE_GRACE)
         with self._lock:
-            still_open = list(self._open)
-        for sock in still_open:  # idle preconnects: their threads end at once
+            still_open = list(self._open.items())
+        for sock, _ in still_open:
             try:
                 sock.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
+        _join_all([thread for _, thread in still_open if thread is not None])
+        with self._lock:
+            stuck, self._open = list(self._open), {}
+        for sock in stuck:
+            sock.close()
 
 
 # -- the OAuth client ------------------------------------------------------------------
@@ -5250,7 +5365,7 @@ class OAuth(object):
         retry, self._local.retry = getattr(self._local, "retry", None), None
         # (depth, nonce retries) of the request in progress: a repeat follows its challenge
         self._local.depth = retry[2:] if retry and retry[:2] == (method, url) else (0, 0)
-        if not _allowed_url(url):
+        if not _secure_url(url):
             return {}  # tokens never travel in clear text
         with self._lock:
             state = _state_for(self._state, url)
@@ -5274,7 +5389,7 @@ class OAuth(object):
 
         Returns True when there is something new to send (a token, a refreshed or
         stepped-up token, a DPoP nonce): call headers() again and repeat."""
-        if status not in (401, 403) or not _allowed_url(url):
+        if status not in (401, 403) or not _secure_url(url):
             return False
         params = _parse_www_authenticate(_header_of(response_headers, "WWW-Authenticate") or "")
         sent = {str(k).lower(): v for k, v in (sent_headers or {}).items()}
@@ -5343,7 +5458,7 @@ class OAuth(object):
     def _fetch(self, method, url, headers, body=None):
         """Every HTTP request OAuth makes goes through here: (status, headers, body bytes)."""
         if self._engine is None:
-            self._engine = _HttpEngine()
+            self._engine = _HttpEngine(keep_alive=False)
         return _oauth_request(self._engine, method, url, headers, body, self.timeout)
 
     def _get_json(self, url):
@@ -5463,7 +5578,7 @@ class OAuth(object):
                    "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"],
                    "token_endpoint_auth_method": wanted,
                    # SEP-837: a loopback redirect means a native application
-                   "application_type": "native" if _loopback(_split(redirect_uri)[1]) else "web"}
+                   "application_type": "native" if _is_loopback(_split_url(redirect_uri)[1]) else "web"}
         doc = _register(self._fetch, endpoint, request)
         secret = _stripped(doc.get("client_secret")) if isinstance(doc.get("client_secret"), str) else None
         client = {"client_id": doc["client_id"].strip(), "client_secret": secret,
