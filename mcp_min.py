@@ -2010,7 +2010,7 @@ class _Deadlines(object):
                     self._cond.wait(min(self._wake_at - now, LONGEST_WAIT))
                 else:
                     entry = self._pop(self._heap)
-                    _cut_connection(entry[2])
+                    entry[2].cut()
                     entry[2] = None
 
 
@@ -2045,31 +2045,59 @@ def _unwatch(entry):
         _deadlines.unwatch(entry)
 
 
-def _cut_connection(conn):
-    """Cut a connection from any thread: the socket is shut down, so a blocked reader wakes.
-    (``mcp_min_sock``: http.client forgets ``conn.sock`` once a response owns the socket.)"""
-    conn.mcp_min_cut = True
-    sock = getattr(conn, "mcp_min_sock", None)
-    if sock is not None:
+class _ConnState(object):
+    """What mcp_min adds to http.client's connections (mixed into the _Conn and _TlsConn
+    classes, which _conn_class() makes on first use, so only HTTP users import http.client)."""
+
+    cut_short = False  # cut(): a request on it must not pass for answered, nor the connection be pooled
+    raw_sock = None  # the socket: http.client forgets ``sock`` once a response owns it; cut() does not
+
+    def connect(self):
+        super(_ConnState, self).connect()
+        self.raw_sock = self.sock
+
+    def cut(self):
+        """Cut the connection from any thread: the socket is shut down, so a blocked reader wakes."""
+        self.cut_short = True
+        if self.raw_sock is not None:
+            try:
+                import socket
+                self.raw_sock.shutdown(socket.SHUT_RDWR)
+            except (OSError, ValueError):
+                pass
+
+    def dropped(self):
+        """True when this idle kept-alive connection is unusable: never connected, cut, or
+        readable (the server closed it, or sent something unasked: the same to us)."""
+        if self.sock is None or self.cut_short:
+            return True
+        import select
         try:
-            import socket
-            sock.shutdown(socket.SHUT_RDWR)
+            if self.sock.fileno() < 1024 or not hasattr(select, "poll"):  # select() takes no higher descriptor
+                return bool(select.select((self.sock,), (), (), 0)[0])
+            poller = select.poll()
+            poller.register(self.sock, select.POLLIN)
+            return bool(poller.poll(0))
         except (OSError, ValueError):
+            return True
+
+
+_conn_classes = {}  # tls -> the connection class
+
+
+def _conn_class(tls):
+    if not _conn_classes:
+        import http.client
+
+        class _Conn(_ConnState, http.client.HTTPConnection):
             pass
+        _conn_classes[False] = _Conn
+        if hasattr(http.client, "HTTPSConnection"):  # (not without the ssl module)
 
-
-def _is_dropped(sock):
-    """True when an idle kept-alive socket is unusable: readable means the server closed
-    it (or sent something unasked), which is the same to us."""
-    import select
-    try:
-        if sock.fileno() < 1024 or not hasattr(select, "poll"):  # select() takes no higher descriptor
-            return bool(select.select((sock,), (), (), 0)[0])
-        poller = select.poll()
-        poller.register(sock, select.POLLIN)
-        return bool(poller.poll(0))
-    except (OSError, ValueError):
-        return True
+            class _TlsConn(_ConnState, http.client.HTTPSConnection):
+                pass
+            _conn_classes[True] = _TlsConn
+    return _conn_classes.get(tls)
 
 
 class _Cut(object):
@@ -2084,7 +2112,7 @@ class _Cut(object):
     def __call__(self):
         self.cut = True
         if self.conn is not None:
-            _cut_connection(self.conn)
+            self.conn.cut()
 
 
 def _network_error(error, url, deadline, what="connection to"):
@@ -2096,6 +2124,14 @@ def _network_error(error, url, deadline, what="connection to"):
         return error
     if isinstance(error, ConnectionRefusedError):
         return ConnectionClosed("cannot reach %s: connection refused" % url)
+    ssl = sys.modules.get("ssl")  # (imported by then, if TLS was used at all)
+    if ssl is not None and isinstance(error, ssl.SSLCertVerificationError):
+        return ConnectionClosed("TLS: the certificate of %s is not trusted (%s); give its CA with verify="
+                                "\"ca.pem\" (CLI: --cacert)" % (url, error.verify_message or error))
+    if ssl is not None and isinstance(error, ssl.SSLError):
+        hint = "; it asks for a client certificate: cert=\"client.pem\" (CLI: --cert)" if "CERTIFICATE_REQUIRED" in (
+            str(error)) or "HANDSHAKE_FAILURE" in str(error) else ""
+        return ConnectionClosed("TLS with %s failed: %s%s" % (url, error, hint))
     reason = getattr(error, "strerror", None) or error
     return ConnectionClosed("%s %s failed: %s" % (what, url, reason))
 
@@ -2130,7 +2166,7 @@ class _Answer(object):
                 piece = self._resp.read(HTTP_READ_CHUNK)
                 if not piece:
                     # http.client ends a body cut short quietly: it must not pass for a whole one.
-                    if self._resp.length or getattr(self._conn, "mcp_min_cut", False):
+                    if self._resp.length or self._conn.cut_short:
                         raise http.client.IncompleteRead(b"".join(parts), self._resp.length)
                     self._whole = True
                     return b"".join(parts)
@@ -2169,14 +2205,14 @@ class _Answer(object):
         _unwatch(self._watch)
         self._watch = None
         try:
-            self._conn.mcp_min_sock.settimeout(None)
+            self._conn.raw_sock.settimeout(None)
         except (AttributeError, OSError):
             pass
 
     def abort(self):
         conn = self._conn
         if conn is not None:
-            _cut_connection(conn)
+            conn.cut()
 
     def release(self):
         """Done with this answer: pool the connection when its body was provably read to
@@ -2191,8 +2227,7 @@ class _Answer(object):
             return
         if self._cut is not None and self._cut.conn is conn:
             self._cut.conn = None  # a cancel from now on must not cut the request that reuses it
-        reusable = self._whole and self._resp.isclosed() and not self._resp.will_close and not getattr(
-            conn, "mcp_min_cut", False)
+        reusable = self._whole and self._resp.isclosed() and not self._resp.will_close and not conn.cut_short
         self._resp.close()
         if not (reusable and self._engine._idle_put(self._key, conn)):
             conn.close()
@@ -2204,35 +2239,66 @@ class _Answer(object):
         self.release()
 
 
-class _KeepAliveHandler(object):
-    """urllib's http/https handler, replaced: connections are kept alive and reused
-    (urllib's own sends "Connection: close" on every request), each request is
-    watched by its deadline, and a pooled connection is used only if it is alive."""
+class _Tls(object):
+    """The TLS settings of one client (``Client(verify=, cert=, ssl_context=)``): the one
+    context every https connection of it uses, OAuth's included, made once.
 
-    handler_order = 500  # where urllib's own HTTP handlers sit: after the proxy handler
+    ``verify``: True (the system's CAs; ``ssl.create_default_context()``, which OpenSSL
+    points at SSL_CERT_FILE / SSL_CERT_DIR when they are set), False (no verification:
+    logged once as a warning), or the path of a CA bundle file or a directory of hashed
+    CA files (then only those CAs).  ``cert``: a PEM file with the client certificate
+    and its key, or a (certificate file, key file) pair.  ``ssl_context``: a ready
+    ``ssl.SSLContext``, used as it is (then neither of the others)."""
 
-    def __init__(self, engine):
-        self._engine = engine
+    def __init__(self, verify=True, cert=None, ssl_context=None):
+        if not (isinstance(verify, bool) or isinstance(verify, str) and verify):
+            raise ValueError("verify must be True, False or the path of a CA file or directory, not %r" % (verify,))
+        if not (cert is None or isinstance(cert, str) and cert or isinstance(cert, (tuple, list)) and len(
+                cert) == 2 and all(isinstance(c, str) and c for c in cert)):
+            raise ValueError("cert must be a PEM file path or a (certificate file, key file) pair, not %r" % (cert,))
+        if ssl_context is not None:
+            if verify is not True or cert is not None:
+                raise ValueError("ssl_context= is used as it is: give verify= and cert= to it, not beside it")
+            if not hasattr(ssl_context, "wrap_socket"):
+                raise ValueError("ssl_context must be an ssl.SSLContext, not %r" % (ssl_context,))
+        self.verify, self.cert, self._context = verify, cert, ssl_context
+        self._lock = threading.Lock()
+        if verify is not True or cert is not None:
+            self.context()  # a wrong path is an error now, not at the first request
 
-    def add_parent(self, parent):
-        self.parent = parent
+    def context(self):
+        with self._lock:
+            if self._context is None:
+                self._context = self._make()
+            return self._context
 
-    def close(self):
-        pass
-
-    def __lt__(self, other):
-        return self.handler_order < getattr(other, "handler_order", 500)
-
-    def http_open(self, req):
-        return self._engine._open(req, False)
-
-    def https_open(self, req):
-        return self._engine._open(req, True)
+    def _make(self):
+        try:
+            import ssl
+        except ImportError:
+            raise ConnectionClosed("https:// URLs need Python's ssl module, which this Python lacks")
+        verify = self.verify
+        try:
+            if isinstance(verify, str):
+                context = ssl.create_default_context(**{"capath" if os.path.isdir(verify) else "cafile": verify})
+            else:
+                context = ssl.create_default_context()
+            if verify is False:
+                context.check_hostname = False
+                context.verify_mode = ssl.CERT_NONE
+                _log.warning("TLS certificates are not verified (verify=False): anyone on the network can "
+                             "read and change this client's traffic, credentials included")
+            if self.cert is not None:
+                certfile, keyfile = (self.cert, None) if isinstance(self.cert, str) else self.cert
+                context.load_cert_chain(certfile, keyfile)
+        except (OSError, ssl.SSLError) as e:
+            raise ValueError("cannot use the TLS settings (verify=%r, cert=%r): %s" % (verify, self.cert, e))
+        return context
 
 
 class _HttpEngine(object):
-    """Every HTTP request mcp_min makes, through one urllib opener: proxies from the
-    environment (HTTP(S)_PROXY, NO_PROXY), one TLS context, kept-alive connections,
+    """Every HTTP request mcp_min makes, on connections of its own (_Conn): proxies from the
+    environment (HTTP(S)_PROXY, NO_PROXY, as urllib reads them), one TLS context, kept-alive connections,
     a wall-clock deadline on every request, redirects followed for GET only and
     stripped of credentials when they leave the origin, one map of network errors,
     and a bounded retry loop for the auth plug-in.
@@ -2244,17 +2310,12 @@ class _HttpEngine(object):
     engine, which lives as long as its OAuth object and talks to servers rarely).
     """
 
-    def __init__(self, credential_headers=(), keep_alive=True):
-        import urllib.request
-        self._urllib = urllib.request
-        self._opener = urllib.request.OpenerDirector()
-        for handler in (urllib.request.ProxyHandler(), urllib.request.UnknownHandler(), _KeepAliveHandler(self)):
-            self._opener.add_handler(handler)  # no file:, ftp: or data: handlers: only HTTP(S) is ever fetched
+    def __init__(self, credential_headers=(), keep_alive=True, tls=None):
         self._own = frozenset(h.lower() for h in credential_headers)
         self._lock = threading.Lock()
-        self._routes = {}  # URL -> what _direct decided
-        self._idle = {}  # (scheme, host, tunnel host) -> [idle connections]
-        self._tls = None
+        self._routes = {}  # URL -> its _Route
+        self._idle = {}  # (tls, host connected to, tunnel host) -> [idle connections]
+        self._tls = tls or _Tls()
         self._closed = not keep_alive  # (a closed engine pools nothing)
         self._deadlines = None
         if keep_alive:  # the deadline thread waits for this engine's requests until close()
@@ -2305,53 +2366,23 @@ class _HttpEngine(object):
         raise ConnectionClosed("%s redirected more than %d times" % (url, HTTP_MAX_REDIRECTS))
 
     def _send(self, method, url, headers, body, deadline, cut):
-        import urllib.error
         if _log.isEnabledFor(logging.DEBUG):
             _log.debug("HTTP %s %s %s", method, url, _redact(headers))
-        direct = self._direct(url)
-        if direct is not None:  # no proxy for this origin: straight to our handler (see _direct)
-            return self._open(_DirectRequest(direct, method, body, headers, deadline, cut), direct[0])
-        try:  # (our headers ride beside the Request: urllib would only re-case them one by one)
-            req = self._urllib.Request(url, data=body, method=method)
-        except ValueError as e:
-            raise ConnectionClosed("cannot request %s: %s" % (url, e))
-        req.mcp_min_headers, req.mcp_min_deadline, req.mcp_min_cut = headers, deadline, cut
-        try:
-            return self._opener.open(req)
-        except urllib.error.URLError as e:  # an unknown URL scheme, a proxy failure
-            raise ConnectionClosed("cannot reach %s: %s" % (url, getattr(e, "reason", e)))
-
-    def _direct(self, url):
-        """(tls, host, selector, url) when no proxy applies to ``url``, else None -- decided by
-        urllib's own rules (HTTP(S)_PROXY, NO_PROXY), once per URL.  Such a request skips the
-        opener's Request and handler chain, a quarter of our own cost per call, and goes to
-        the same connection handler it would reach through them."""
-        found = self._routes.get(url)
-        if found is None:
-            import urllib.parse
-            parts = urllib.parse.urlsplit(url)
-            scheme = parts.scheme.lower()
-            proxied = scheme not in ("http", "https") or (scheme in self._urllib.getproxies()
-                                                          and not self._urllib.proxy_bypass(parts.hostname or ""))
-            found = self._routes[url] = False if proxied else (
-                scheme == "https", parts.netloc.rpartition("@")[2], urllib.parse.urlunsplit(
-                    ("", "", parts.path or "/", parts.query, "")), url)
-            if len(self._routes) > HTTP_POOL_SIZE * 8:  # a bounded memo (URLs are few: the server's, OAuth's)
+        route = self._routes.get(url)
+        if route is None:
+            route = _Route(url)
+            if len(self._routes) >= HTTP_POOL_SIZE * 8:  # a bounded memo (URLs are few: the server's, OAuth's)
                 self._routes.clear()
-        return found or None
+            self._routes[url] = route
+        if route.proxy_headers:  # (Proxy-Authorization to an HTTP proxy)
+            headers = dict(headers, **route.proxy_headers)
+        return self._open(method, url, route, headers, body, deadline, cut)
 
-    # -- the connection handler's side --------------------------------------------
-    def _open(self, req, tls):
+    def _open(self, method, url, route, headers, body, deadline, cut):
         import http.client
-        deadline, cut = req.mcp_min_deadline, req.mcp_min_cut
-        tunnel = getattr(req, "_tunnel_host", None)
-        key = (tls, req.host, tunnel)
-        headers = req.mcp_min_headers
-        if req.headers or req.unredirected_hdrs:  # what a proxy handler added (Proxy-Authorization)
-            headers = dict(headers, **{k.title(): v for k, v in req.header_items()})
-        conn = self._idle_take(key)
+        conn = self._idle_take(route.key)
         if conn is None:
-            conn = self._connection(req.host, tls, tunnel, headers, deadline)
+            conn = self._connection(route, deadline)
         if cut is not None:
             cut.conn = conn
         watch = None
@@ -2361,21 +2392,19 @@ class _HttpEngine(object):
             if conn.sock is None:
                 conn.timeout = _remaining(deadline)
                 conn.connect()
-                conn.mcp_min_sock = conn.sock
             if cut is not None and cut.cut:  # cut before the socket existed (a cancel, close())
-                raise RequestCancelled("%s %s was cut short" % (req.get_method(), req.full_url))
-            if getattr(conn, "mcp_min_cut", False):  # the deadline passed while connecting
-                raise RequestTimeout("no answer from %s in time" % req.full_url)
+                raise RequestCancelled("%s %s was cut short" % (method, url))
+            if conn.cut_short:  # the deadline passed while connecting
+                raise RequestTimeout("no answer from %s in time" % url)
             conn.sock.settimeout(_remaining(deadline))  # each wait; the deadline thread bounds the whole
             try:
-                conn.request(req.get_method(), req.selector, req.data, headers)
+                conn.request(method, route.target, body, headers)
             except (BrokenPipeError, ConnectionResetError) as e:
                 # The server may have answered (413, 401...) and closed before reading it all.
                 try:
                     resp = conn.getresponse()
                 except (OSError, http.client.HTTPException):
-                    raise ConnectionClosed("%s closed the connection while we were sending: %s"
-                                           % (req.full_url, e))
+                    raise ConnectionClosed("%s closed the connection while we were sending: %s" % (url, e))
             else:
                 resp = conn.getresponse()
         except BaseException as e:
@@ -2383,29 +2412,18 @@ class _HttpEngine(object):
             conn.close()
             if isinstance(e, McpError) or not isinstance(e, (OSError, ValueError, http.client.HTTPException)):
                 raise
-            raise _network_error(e, req.full_url, deadline)
-        return _Answer(self, resp, conn, key, watch, deadline, req.full_url, cut)
+            raise _network_error(e, url, deadline)
+        return _Answer(self, resp, conn, route.key, watch, deadline, url, cut)
 
-    def _connection(self, host, tls, tunnel, headers, deadline):
-        import http.client
-        if not tls:
-            conn = http.client.HTTPConnection(host, timeout=_remaining(deadline))
+    def _connection(self, route, deadline):
+        if not route.tls:
+            conn = _conn_class(False)(route.host, timeout=_remaining(deadline))
         else:
-            context = self._tls_context()  # first: without ssl, http.client has no HTTPSConnection
-            conn = http.client.HTTPSConnection(host, timeout=_remaining(deadline), context=context)
-        if tunnel:  # https through a proxy: CONNECT first; the proxy's credentials go there only
-            proxy_auth = headers.pop("Proxy-Authorization", None)
-            conn.set_tunnel(tunnel, headers={"Proxy-Authorization": proxy_auth} if proxy_auth else None)
+            context = self._tls.context()  # first: without ssl, http.client has no HTTPSConnection
+            conn = _conn_class(True)(route.host, timeout=_remaining(deadline), context=context)
+        if route.tunnel:  # https through a proxy: CONNECT first; the proxy's credentials go there only
+            conn.set_tunnel(route.tunnel, headers=route.tunnel_headers)
         return conn
-
-    def _tls_context(self):
-        if self._tls is None:
-            try:
-                import ssl
-            except ImportError:
-                raise ConnectionClosed("https:// URLs need Python's ssl module, which this Python lacks")
-            self._tls = ssl.create_default_context()
-        return self._tls
 
     def _idle_take(self, key):
         """A kept-alive connection that is still usable, or None.  This is the only place a
@@ -2416,8 +2434,7 @@ class _HttpEngine(object):
             with self._lock:
                 idle = self._idle.get(key)
                 conn = idle.pop() if idle else None
-            if conn is None or conn.sock is not None and not getattr(conn, "mcp_min_cut", False) \
-                    and not _is_dropped(conn.sock):
+            if conn is None or not conn.dropped():
                 return conn
             conn.close()  # the server closed it while idle: nothing was sent on it
 
@@ -2442,21 +2459,40 @@ class _HttpEngine(object):
             held.release()
 
 
-class _DirectRequest(object):
-    """What the connection handler reads of a urllib Request, for a request no proxy touches."""
+class _Route(object):
+    """Where a request for one URL goes, by the proxy rules of the environment (HTTP_PROXY,
+    HTTPS_PROXY, NO_PROXY, read by urllib's getproxies/proxy_bypass, so they mean what they
+    mean to urllib): straight to the server; through an HTTP proxy (an absolute URL on the
+    request line); or, for https, through a CONNECT tunnel the proxy opens to the server.
+    A proxy URL's user:password becomes its Proxy-Authorization, sent to the proxy only."""
 
-    __slots__ = ("host", "selector", "full_url", "data", "_method", "mcp_min_headers", "mcp_min_deadline",
-                 "mcp_min_cut")
-    headers = unredirected_hdrs = {}  # (nothing added by a proxy handler)
-    _tunnel_host = None
+    __slots__ = ("tls", "host", "target", "tunnel", "proxy_headers", "tunnel_headers", "key")
 
-    def __init__(self, route, method, body, headers, deadline, cut):
-        _, self.host, self.selector, self.full_url = route
-        self._method, self.data = method, body
-        self.mcp_min_headers, self.mcp_min_deadline, self.mcp_min_cut = headers, deadline, cut
-
-    def get_method(self):
-        return self._method
+    def __init__(self, url):
+        import urllib.parse
+        import urllib.request
+        parts, _, _ = _split_url(url)
+        scheme = parts.scheme.lower() if parts is not None else ""
+        if scheme not in ("http", "https") or not parts.hostname:
+            raise ConnectionClosed("cannot request %s: only http:// and https:// URLs are fetched" % _plain_url(url))
+        self.tls = scheme == "https"
+        server = parts.netloc.rpartition("@")[2]
+        self.target = urllib.parse.urlunsplit(("", "", parts.path or "/", parts.query, ""))
+        self.host, self.tunnel, self.proxy_headers, self.tunnel_headers = server, None, None, None
+        proxy = urllib.request.getproxies().get(scheme)
+        if proxy and not urllib.request.proxy_bypass(server):
+            proxy_parts = urllib.parse.urlsplit(proxy if "://" in proxy else "http://" + proxy)
+            userinfo, _, self.host = proxy_parts.netloc.rpartition("@")
+            auth = {}
+            if userinfo:
+                pair = ":".join(urllib.parse.unquote(p) for p in userinfo.split(":", 1)).encode("utf-8")
+                auth["Proxy-Authorization"] = "Basic " + base64.b64encode(pair).decode("ascii")
+            if self.tls:
+                self.tunnel, self.tunnel_headers = server, auth or None
+            else:
+                self.target = urllib.parse.urlunsplit((scheme, server, parts.path or "/", parts.query, ""))
+                self.proxy_headers = auth
+        self.key = (self.tls, self.host, self.tunnel)
 
 
 def _check_secure(url, what="fetch"):
@@ -2508,12 +2544,13 @@ class _StreamableHttpTransport(_Transport):
     kind = "streamable-http"
     carries_headers = True
 
-    def __init__(self, url, headers=None, timeout=DEFAULT_TIMEOUT, auth=None):
+    def __init__(self, url, headers=None, timeout=DEFAULT_TIMEOUT, auth=None, tls=None, fallback=True):
         self.url, self._headers = _url_credentials(url, _clean_headers(headers))
         self.name = "server at %s" % self.url
         self.timeout = timeout
         self.auth = auth
-        self._engine = _HttpEngine(self._headers)
+        self._tls, self._fallback = tls, fallback  # fallback: to HTTP+SSE (transport="auto")
+        self._engine = _HttpEngine(self._headers, tls=tls)
         self._pid = _pid
         self._version = None  # negotiated; sent as MCP-Protocol-Version
         self._modern = False  # 2026-07-28: headers per request, no session, no GET stream
@@ -2765,8 +2802,9 @@ class _StreamableHttpTransport(_Transport):
 
     def replacement_for(self, error):
         """After an ``initialize`` POST failed: the legacy HTTP+SSE transport, or None."""
-        if isinstance(error, HttpError) and not isinstance(error, AuthRequired) and error.status in (400, 404, 405):
-            return _SseTransport(self.url, self._headers, self.timeout, self.auth)
+        if self._fallback and isinstance(error, HttpError) and not isinstance(error, AuthRequired) and (
+                error.status in (400, 404, 405)):
+            return _SseTransport(self.url, self._headers, self.timeout, self.auth, self._tls)
         return None
 
     def close(self):
@@ -2796,12 +2834,12 @@ class _SseTransport(_Transport):
 
     kind = "sse"
 
-    def __init__(self, url, headers=None, timeout=DEFAULT_TIMEOUT, auth=None):
+    def __init__(self, url, headers=None, timeout=DEFAULT_TIMEOUT, auth=None, tls=None):
         self.url, self._headers = _url_credentials(url, _clean_headers(headers))
         self.name = "server at %s" % self.url
         self.timeout = timeout
         self.auth = auth
-        self._engine = _HttpEngine(self._headers)
+        self._engine = _HttpEngine(self._headers, tls=tls)
         self._pid = _pid
         self._version = None
         self.endpoint = None
@@ -4258,6 +4296,18 @@ class Client(object):
         auth: for HTTP servers, an ``OAuth`` object or any object with
             ``headers(method, url) -> dict`` and, optionally,
             ``challenge(method, url, status, headers, sent) -> bool`` (see OAuth).
+        transport: ``"auto"`` (default: stdio for an argv; for a URL, Streamable
+            HTTP, falling back to HTTP+SSE when the server refuses the POST),
+            ``"streamable-http"`` (no fallback) or ``"sse"`` (the legacy HTTP+SSE
+            transport only: for a server that also answers a POST at its SSE URL).
+        verify: for https, True (default: the system's CA certificates, or
+            SSL_CERT_FILE / SSL_CERT_DIR when set), False (no verification; a
+            warning is logged), or the path of a CA bundle file or CA directory.
+        cert: a client certificate for https: a PEM file holding it and its key,
+            or a (certificate file, key file) pair.
+        ssl_context: a ready ``ssl.SSLContext`` instead of ``verify``/``cert``.
+            The TLS settings apply to every https request of the client, its
+            OAuth traffic included.
 
     Every callback runs on a worker thread, never on one that reads from the
     server.  A per-call ``timeout`` may be None (or infinity) for no deadline.
@@ -4270,17 +4320,29 @@ class Client(object):
     def __init__(self, server, *, timeout=DEFAULT_TIMEOUT, protocol_version="auto", env=None, inherit_env=False,
                  cwd=None, headers=None, roots=None, sampling=None, elicitation=None, on_log=None,
                  on_notification=None, on_stderr=None, client_info=None, probe_timeout=PROBE_TIMEOUT, auth=None,
-                 url_elicitation=None):
+                 url_elicitation=None, transport="auto", verify=True, cert=None, ssl_context=None):
         timeout = _client_timeout(timeout, "timeout")
         probe_timeout = _client_timeout(probe_timeout, "probe_timeout")
         if auth is not None and not callable(getattr(auth, "headers", None)):
             raise ValueError("auth must have a headers(method, url) method (see OAuth), not %r" % (auth,))
+        if transport not in ("auto", "stdio", "streamable-http", "sse"):
+            raise ValueError("transport must be 'auto', 'stdio', 'streamable-http' or 'sse', not %r" % (transport,))
         if isinstance(server, str) and server.split("://", 1)[0].lower() in ("http", "https"):
+            if transport == "stdio":
+                raise ValueError("transport='stdio' needs the server's argv, not a URL")
             headers = _clean_headers(headers)
+            tls = _Tls(verify, cert, ssl_context)
+            use_tls = getattr(auth, "use_tls", None)
+            if callable(use_tls):  # (the auth plug-in's own HTTPS traffic: OAuth's, with these settings too)
+                use_tls(tls)
 
             def make_transport(events):
-                return _StreamableHttpTransport(server, headers, timeout, auth)
+                if transport == "sse":
+                    return _SseTransport(server, headers, timeout, auth, tls)
+                return _StreamableHttpTransport(server, headers, timeout, auth, tls, fallback=transport == "auto")
         else:
+            if transport not in ("auto", "stdio"):
+                raise ValueError("transport=%r needs an http(s):// URL" % (transport,))
             if isinstance(server, str):
                 argv = _split_command(server)
             elif isinstance(server, (list, tuple)):
@@ -4627,6 +4689,9 @@ class Client(object):
 #       the request was answered 401 or 403; True means "call headers() again and
 #       repeat the request".  The transport bounds the repeats (MAX_AUTH_RETRIES);
 #       an object without challenge() is never asked, and nothing is repeated.
+#   auth.use_tls(tls)  (optional)
+#       Client passes its TLS settings (verify=, cert=, ssl_context=) before the first
+#       request, for the plug-in's own HTTPS traffic.
 # OAuth implements both: discovery (RFC 9728, RFC 8414, OpenID Connect), client
 # registration (pre-registered, Client ID Metadata Documents, RFC 7591), grants
 # (authorization code + PKCE with refresh and step-up; client_credentials with a
@@ -5350,6 +5415,7 @@ class OAuth(object):
         self._dpop = None  # the _DpopKey, made on first use
         self._step_ups = 0
         self._engine = None  # the HTTP engine of its own requests, made on first use
+        self._tls = None  # the TLS settings of the client it serves (use_tls)
         if self.token_store:
             saved = _read_store(self.token_store)
             self._state, self._clients = saved.get("resources", {}), saved.get("clients", {})
@@ -5405,6 +5471,12 @@ class OAuth(object):
             self._local.retry = (method, url, depth + 1, nonce_retries)
         return retry
 
+    def use_tls(self, tls):
+        """Called by Client with its TLS settings: OAuth's own HTTPS requests use them too."""
+        with self._lock:
+            self._tls = tls
+            self._engine = None  # (made again, with these settings, on the next request)
+
     # -- behind the interface ------------------------------------------------------
     def _new_nonce(self, url, response_headers, sent_proof):
         """A use_dpop_nonce challenge: keep the nonce; True when a proof carrying it is new."""
@@ -5458,7 +5530,7 @@ class OAuth(object):
     def _fetch(self, method, url, headers, body=None):
         """Every HTTP request OAuth makes goes through here: (status, headers, body bytes)."""
         if self._engine is None:
-            self._engine = _HttpEngine(keep_alive=False)
+            self._engine = _HttpEngine(keep_alive=False, tls=self._tls)
         return _oauth_request(self._engine, method, url, headers, body, self.timeout)
 
     def _get_json(self, url):
@@ -5713,6 +5785,12 @@ def _cli_parser():
     p.add_argument("args", nargs="*")
     p.add_argument("--url", help="connect to a Streamable HTTP (or HTTP+SSE) server")
     p.add_argument("--header", action="append", default=[], metavar="K:V", help="HTTP header (repeatable)")
+    p.add_argument("--transport", default="auto", choices=("auto", "streamable-http", "sse"),
+                   help="HTTP transport (default: auto, Streamable HTTP falling back to HTTP+SSE)")
+    p.add_argument("--cacert", metavar="PATH", help="https: trust the CA certificates in this file or directory")
+    p.add_argument("--cert", metavar="PATH", help="https: client certificate (PEM, with its key unless --key)")
+    p.add_argument("--key", metavar="PATH", help="https: the client certificate's private key")
+    p.add_argument("--insecure", action="store_true", help="https: do not verify certificates (unsafe)")
     p.add_argument("--env", action="append", default=[], metavar="K=V", help="server environment variable")
     p.add_argument("--inherit-env", action="store_true", help="pass the whole environment to the server")
     p.add_argument("--timeout", default=str(DEFAULT_TIMEOUT), help="seconds (default %(default)s)")
@@ -5824,6 +5902,12 @@ def _parse_cli(argv):
         raise _UsageError("--timeout must be a positive finite number of seconds, not %r" % opts.timeout)
     if opts.protocol_version != "auto" and opts.protocol_version not in SUPPORTED_VERSIONS:
         raise _UsageError("--protocol-version must be auto or one of %s" % ", ".join(SUPPORTED_VERSIONS))
+    if not isinstance(server, str) and (opts.transport != "auto" or opts.cacert or opts.cert or opts.insecure):
+        raise _UsageError("--transport, --cacert, --cert and --insecure are for an http(s) server (--url)")
+    if opts.insecure and opts.cacert:
+        raise _UsageError("--insecure and --cacert contradict each other")
+    if opts.key and not opts.cert:
+        raise _UsageError("--key needs --cert")
     needs, parse = _COMMANDS.get(opts.command, (None, None))[:2]
     if needs is None:
         raise _UsageError("unknown command %r (see --help)" % opts.command)
@@ -6035,9 +6119,16 @@ def main(argv=None):
         if opts.oauth or opts.client_id or opts.assertion_file or opts.dpop:
             grant = {"grant_type": "jwt-bearer", "assertion_file": opts.assertion_file} if opts.assertion_file else {}
             auth = OAuth(client_id=opts.client_id, client_secret=opts.client_secret, dpop=opts.dpop or None, **grant)
+        tls = {}
+        if isinstance(server, str):  # (a URL: the HTTP options apply)
+            tls = {"transport": opts.transport, "verify": False if opts.insecure else opts.cacert or True,
+                   "cert": (opts.cert, opts.key) if opts.key else opts.cert}
+            if opts.insecure:
+                print("mcp_min: WARNING: --insecure: TLS certificates are NOT verified; anyone on the network "
+                      "can read and change this traffic, credentials included", file=sys.stderr)
         with Client(server, timeout=opts.timeout, protocol_version=opts.protocol_version, env=env,
                     inherit_env=opts.inherit_env, headers=headers, auth=auth,
-                    url_elicitation=_cli_url_elicitation) as client:
+                    url_elicitation=_cli_url_elicitation, **tls) as client:
             return _COMMANDS[opts.command][2](client, parsed, opts.json)
     except (ConnectionClosed, RequestTimeout) as e:
         status, message = 3, str(e)  # (with the server's last stderr lines, when it has some)
