@@ -31,8 +31,10 @@ notifications, progress, logs and stderr lines run in order on
 ``mcp_min-events``; server requests on up to 8 ``mcp_min-answer`` threads (then
 queued on ``mcp_min-answers``), pings on ``mcp_min-ping``; cancellations we send
 without waiting go out on ``mcp_min-courier``.  A submitted call that became a
-task is followed on ``mcp_min-task-<id>``; ``mcp_min-deadlines`` cuts HTTP
-requests that outlive their deadline.
+task is followed on ``mcp_min-task-<id>``; ``mcp_min-deadlines`` (one per
+process, alive while an HTTP client is open or a request is watched) cuts HTTP
+requests that outlive their deadline.  close() waits for the threads of its
+client, so none is left once it returns.
 
 Settling.  A ``Future`` is a one-slot mailbox: the routing thread puts the raw
 answer in it; ``result()`` takes it on the waiting thread and only there turns
@@ -150,7 +152,6 @@ GET_STREAM_ATTEMPTS = 5  # failed (re)connects of the standalone GET stream befo
 GET_STREAM_RETRY = 1.0  # seconds between its reconnects when the server named no `retry:`.
 GET_STREAM_READY = 5.0  # seconds we wait for the GET stream to open before notifications/initialized.
 SESSION_DELETE_TIMEOUT = 5.0  # seconds for the DELETE that ends an HTTP session on close().
-DEADLINE_THREAD_IDLE = 30.0  # seconds the deadline thread waits for work before it exits.
 # Authorization: the auth plug-in interface and OAuth (see that section).
 MAX_AUTH_RETRIES = 3  # repeats of one HTTP request after auth challenges: a 401 (authorize or refresh),
 #                       a DPoP nonce, a 403 step-up; beyond that the server is refusing us.
@@ -533,9 +534,8 @@ _pid = os.getpid()  # this process (kept here: os.getpid() is a system call, and
 
 
 def _after_fork_in_child():
-    global _pid, _deadlines
+    global _pid
     _pid = os.getpid()
-    _deadlines = None  # the deadline thread does not exist in the child, and its lock may have been held
 
 
 if hasattr(os, "register_at_fork"):
@@ -1282,26 +1282,90 @@ def _parse_www_authenticate(value):
     return out
 
 
-def _origin(url):
-    import urllib.parse
-    parts = urllib.parse.urlsplit(url)
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
-    default = {"http": 80, "https": 443}.get(parts.scheme.lower())
-    return parts.scheme.lower(), (parts.hostname or "").lower(), port or default
+# -- URL, origin, loopback and credential rules: one set, for the engine and OAuth ----------------
+
+# Header names that carry (or may carry) a secret, by a word in them: never logged, and never sent
+# to another origin on a redirect (Authorization, Proxy-Authorization, Cookie, DPoP,
+# Mcp-Session-Id, X-Api-Key, X-Auth-Token, ...).
+_CREDENTIAL_WORDS = ("auth", "cookie", "dpop", "key", "secret", "session", "token", "password", "credential")
+# OAuth request parameters whose values are secrets: logged as <redacted>.
 
 
-def _is_loopback(host):
-    return host in ("localhost", "127.0.0.1", "::1") or host.startswith("127.")
+def _is_credential_header(name):
+    name = name.lower()
+    return any(word in name for word in _CREDENTIAL_WORDS)
 
 
 def _redact(headers):
     """Headers for a log line, credentials replaced."""
-    secret = ("authorization", "cookie", "proxy-authorization", "x-api-key", "api-key", "mcp-session-id", "dpop")
-    return {k: ("<redacted>" if k.lower() in secret or "token" in k.lower() or "key" in k.lower()
-                or "secret" in k.lower() else v) for k, v in headers.items()}
+    return {k: ("<redacted>" if _is_credential_header(k) else v) for k, v in headers.items()}
+
+
+def _split_url(url):
+    """(urlsplit parts, lower-cased host, port), or (None, "", None) for a malformed URL."""
+    import urllib.parse
+    try:
+        parts = urllib.parse.urlsplit(url)
+        return parts, (parts.hostname or "").lower(), parts.port
+    except (ValueError, TypeError, AttributeError):  # a malformed port or host
+        return None, "", None
+
+
+def _origin(url):
+    """scheme://host[:port] of a URL, lower-cased, the default port left out (RFC 6454); ""
+    for a malformed one (which then matches no other origin)."""
+    parts, host, port = _split_url(url)
+    if parts is None or not host:
+        return ""
+    scheme = parts.scheme.lower()
+    if ":" in host:
+        host = "[%s]" % host
+    if port is not None and port != {"http": 80, "https": 443}.get(scheme):
+        host += ":%d" % port
+    return "%s://%s" % (scheme, host)
+
+
+def _is_loopback(host):
+    """True when a connection to ``host`` (lower-cased, IPv6 without brackets) stays on this
+    machine whatever DNS answers.  Loopback here is what the socket layer connects to a
+    loopback address: the name ``localhost`` (every OS resolves it locally); an IPv4 address
+    in 127.0.0.0/8 in any spelling this platform's address parser (inet_aton) accepts --
+    ``127.1``, ``0x7f.0.0.1`` and ``2130706433`` connect to 127.x where it accepts them; ``::1``
+    and IPv4-mapped ``::ffff:127.x``.  Not ``*.localhost``: RFC 6761 asks resolvers to keep
+    those names on the machine, but a system resolver may ask DNS for them, so a network could
+    send them (and a token in clear text) elsewhere."""
+    if host == "localhost":
+        return True
+    if host and all(c in "0123456789abcdefx." for c in host):  # an IPv4 address, perhaps shorthand
+        import socket
+        try:
+            return socket.inet_aton(host)[0] == 127
+        except (OSError, ValueError):
+            return False
+    if ":" in host:
+        import ipaddress
+        try:
+            address = ipaddress.ip_address(host)
+        except ValueError:
+            return False
+        return address.is_loopback or bool(address.ipv4_mapped and address.ipv4_mapped.is_loopback)
+    return False
+
+
+def _secure_url(url):
+    """https, or plain http only to this machine: the MCP spec's communication security rules
+    (and RFC 8252 loopback redirects), for every URL a credential may go to."""
+    parts, host, _ = _split_url(url)
+    scheme = parts.scheme.lower() if parts is not None else ""
+    return bool(host) and (scheme == "https" or (scheme == "http" and _is_loopback(host)))
+
+
+def _plain_url(url):
+    """A URL as an error may show it: no user info, query or fragment."""
+    parts = _split_url(url)[0]
+    if parts is None:
+        return _shorten(repr(url), 200)
+    return _shorten("%s://%s%s" % (parts.scheme, parts.netloc.rpartition("@")[2], parts.path), 200)
 
 
 class _SseParser(object):
@@ -1435,6 +1499,14 @@ def _start_thread(target, name, args=(), what="read from the server"):
         raise ConnectionClosed("cannot start a thread to %s (%s): the process may be at its thread limit"
                                % (what, e))
     return thread
+
+
+def _join_all(threads, seconds=CLOSE_GRACE):
+    """Wait for ``threads`` (other than the calling one) to end, all within ``seconds``."""
+    deadline = time.monotonic() + seconds
+    for thread in threads:
+        if thread is not threading.current_thread():
+            thread.join(_remaining(deadline))
 
 
 # -- stdio -----------------------------------------------------------------------------
@@ -1899,7 +1971,13 @@ class _Deadlines(object):
 
     A socket timeout only bounds each wait for bytes: a server trickling one
     byte at a time would keep a request going forever.  Shutting the socket down
-    wakes the thread blocked on it, which then reports RequestTimeout."""
+    wakes the thread blocked on it, which then reports RequestTimeout.
+
+    Its life: started by the first request watched; while an HTTP client is open
+    (``hold()``, one per transport's engine) it waits for work without costing
+    anything; once none is, it ends as soon as no request is watched, and the last
+    ``release()`` waits for that -- so no thread is left once close() returns, and
+    a client's requests never pay for starting one."""
 
     def __init__(self):
         import heapq
@@ -1908,15 +1986,32 @@ class _Deadlines(object):
         self._heap = []  # [deadline, sequence, connection or None once unwatched]
         self._sequence = itertools.count()
         self._thread = None
-        self._wake_at = 0.0  # when the thread next wakes by itself
+        self._holders = 0  # open engines that keep the thread waiting for work
+        self._wake_at = 0.0  # when the thread next wakes by itself (infinity: only when notified)
+
+    def hold(self):
+        with self._cond:
+            self._holders += 1
+
+    def release(self):
+        with self._cond:
+            self._holders -= 1
+            thread = self._thread if self._holders == 0 else None
+            if thread is not None:
+                self._cond.notify()
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(CLOSE_GRACE)  # at once unless a request is still being cut
 
     def watch(self, deadline, conn):
         entry = [deadline, next(self._sequence), conn]
         with self._cond:
             self._push(self._heap, entry)
             if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="mcp_min-deadlines", daemon=True)
-                self._thread.start()
+                try:
+                    self._thread = _start_thread(self._run, "mcp_min-deadlines", what="bound HTTP requests")
+                except ConnectionClosed:
+                    entry[2] = None  # (popped by the next watch or unwatch)
+                    raise
             elif deadline < self._wake_at:  # only then: a wake-up per request would cost every request
                 self._cond.notify()
         return entry
@@ -1926,6 +2021,8 @@ class _Deadlines(object):
             entry[2] = None
             while self._heap and self._heap[0][2] is None:  # keep the heap as small as the work
                 self._pop(self._heap)
+            if not self._heap and not self._holders and self._thread is not None:
+                self._cond.notify()  # nothing left to watch for anyone: the thread may end
 
     def _run(self):
         with self._cond:
@@ -1934,27 +2031,44 @@ class _Deadlines(object):
                     self._pop(self._heap)
                 now = time.monotonic()
                 if not self._heap:
-                    self._wake_at = now + DEADLINE_THREAD_IDLE
-                    if not self._cond.wait(DEADLINE_THREAD_IDLE) and not self._heap:
+                    if not self._holders:
                         self._thread = None
                         return
+                    self._wake_at = float("inf")
+                    self._cond.wait()
                 elif self._heap[0][0] > now:
-                    self._wake_at = min(self._heap[0][0], now + DEADLINE_THREAD_IDLE)
-                    self._cond.wait(self._wake_at - now)
+                    self._wake_at = self._heap[0][0]
+                    self._cond.wait(min(self._wake_at - now, LONGEST_WAIT))
                 else:
                     entry = self._pop(self._heap)
-                    _cut_connection(entry[2])
+                    entry[2].cut()
                     entry[2] = None
 
 
-_deadlines = None  # made when the first HTTP request with a deadline needs it
+_deadlines = None  # this process's _Deadlines, made when the first HTTP engine needs it
+_deadlines_made = threading.Lock()  # (two threads making it at once would split the holders)
+
+
+def _the_deadlines():
+    global _deadlines
+    with _deadlines_made:
+        if _deadlines is None:
+            _deadlines = _Deadlines()
+        return _deadlines
+
+
+def _forget_deadlines_in_child():
+    # The thread does not exist in a forked child, and the parent's locks may have been held.
+    global _deadlines, _deadlines_made
+    _deadlines, _deadlines_made = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_deadlines_in_child)
 
 
 def _watch(deadline, conn):
-    global _deadlines
-    if _deadlines is None:
-        _deadlines = _Deadlines()
-    return _deadlines.watch(deadline, conn)
+    return _the_deadlines().watch(deadline, conn)
 
 
 def _unwatch(entry):
@@ -1962,32 +2076,59 @@ def _unwatch(entry):
         _deadlines.unwatch(entry)
 
 
+class _ConnState(object):
+    """What mcp_min adds to http.client's connections (mixed into the _Conn and _TlsConn
+    classes, which _conn_class() makes on first use, so only HTTP users import http.client)."""
 
-def _cut_connection(conn):
-    """Cut a connection from any thread: the socket is shut down, so a blocked reader wakes.
-    (``mcp_min_sock``: http.client forgets ``conn.sock`` once a response owns the socket.)"""
-    conn.mcp_min_cut = True
-    sock = getattr(conn, "mcp_min_sock", None)
-    if sock is not None:
+    cut_short = False  # cut(): a request on it must not pass for answered, nor the connection be pooled
+    raw_sock = None  # the socket: http.client forgets ``sock`` once a response owns it; cut() does not
+
+    def connect(self):
+        super(_ConnState, self).connect()
+        self.raw_sock = self.sock
+
+    def cut(self):
+        """Cut the connection from any thread: the socket is shut down, so a blocked reader wakes."""
+        self.cut_short = True
+        if self.raw_sock is not None:
+            try:
+                import socket
+                self.raw_sock.shutdown(socket.SHUT_RDWR)
+            except (OSError, ValueError):
+                pass
+
+    def dropped(self):
+        """True when this idle kept-alive connection is unusable: never connected, cut, or
+        readable (the server closed it, or sent something unasked: the same to us)."""
+        if self.sock is None or self.cut_short:
+            return True
+        import select
         try:
-            import socket
-            sock.shutdown(socket.SHUT_RDWR)
+            if self.sock.fileno() < 1024 or not hasattr(select, "poll"):  # select() takes no higher descriptor
+                return bool(select.select((self.sock,), (), (), 0)[0])
+            poller = select.poll()
+            poller.register(self.sock, select.POLLIN)
+            return bool(poller.poll(0))
         except (OSError, ValueError):
+            return True
+
+
+_conn_classes = {}  # tls -> the connection class
+
+
+def _conn_class(tls):
+    if not _conn_classes:
+        import http.client
+
+        class _Conn(_ConnState, http.client.HTTPConnection):
             pass
+        _conn_classes[False] = _Conn
+        if hasattr(http.client, "HTTPSConnection"):  # (not without the ssl module)
 
-
-def _is_dropped(sock):
-    """True when an idle kept-alive socket is unusable: readable means the server closed
-    it (or sent something unasked), which is the same to us."""
-    import select
-    try:
-        if sock.fileno() < 1024 or not hasattr(select, "poll"):  # select() takes no higher descriptor
-            return bool(select.select((sock,), (), (), 0)[0])
-        poller = select.poll()
-        poller.register(sock, select.POLLIN)
-        return bool(poller.poll(0))
-    except (OSError, ValueError):
-        return True
+            class _TlsConn(_ConnState, http.client.HTTPSConnection):
+                pass
+            _conn_classes[True] = _TlsConn
+    return _conn_classes.get(tls)
 
 
 class _Cut(object):
@@ -2002,7 +2143,7 @@ class _Cut(object):
     def __call__(self):
         self.cut = True
         if self.conn is not None:
-            _cut_connection(self.conn)
+            self.conn.cut()
 
 
 def _network_error(error, url, deadline, what="connection to"):
@@ -2014,6 +2155,14 @@ def _network_error(error, url, deadline, what="connection to"):
         return error
     if isinstance(error, ConnectionRefusedError):
         return ConnectionClosed("cannot reach %s: connection refused" % url)
+    ssl = sys.modules.get("ssl")  # (imported by then, if TLS was used at all)
+    if ssl is not None and isinstance(error, ssl.SSLCertVerificationError):
+        return ConnectionClosed("TLS: the certificate of %s is not trusted (%s); give its CA with verify="
+                                "\"ca.pem\" (CLI: --cacert)" % (url, error.verify_message or error))
+    if ssl is not None and isinstance(error, ssl.SSLError):
+        hint = "; it asks for a client certificate: cert=\"client.pem\" (CLI: --cert)" if "CERTIFICATE_REQUIRED" in (
+            str(error)) or "HANDSHAKE_FAILURE" in str(error) else ""
+        return ConnectionClosed("TLS with %s failed: %s%s" % (url, error, hint))
     reason = getattr(error, "strerror", None) or error
     return ConnectionClosed("%s %s failed: %s" % (what, url, reason))
 
@@ -2022,9 +2171,9 @@ class _Answer(object):
     """One HTTP response: ``status``, ``headers``, ``url``; bounded reads; ``release()``
     returns the connection to the pool when it can serve another request."""
 
-    def __init__(self, engine, resp, conn, key, watch, deadline, url):
+    def __init__(self, engine, resp, conn, key, watch, deadline, url, cut=None):
         self._engine, self._resp, self._conn, self._key = engine, resp, conn, key
-        self._watch, self._deadline = watch, deadline
+        self._watch, self._deadline, self._cut = watch, deadline, cut
         self.url = url
         self.status = resp.status
         self.headers = resp.headers
@@ -2048,7 +2197,7 @@ class _Answer(object):
                 piece = self._resp.read(HTTP_READ_CHUNK)
                 if not piece:
                     # http.client ends a body cut short quietly: it must not pass for a whole one.
-                    if self._resp.length or getattr(self._conn, "mcp_min_cut", False):
+                    if self._resp.length or self._conn.cut_short:
                         raise http.client.IncompleteRead(b"".join(parts), self._resp.length)
                     self._whole = True
                     return b"".join(parts)
@@ -2087,14 +2236,14 @@ class _Answer(object):
         _unwatch(self._watch)
         self._watch = None
         try:
-            self._conn.mcp_min_sock.settimeout(None)
+            self._conn.raw_sock.settimeout(None)
         except (AttributeError, OSError):
             pass
 
     def abort(self):
         conn = self._conn
         if conn is not None:
-            _cut_connection(conn)
+            conn.cut()
 
     def release(self):
         """Done with this answer: pool the connection when its body was provably read to
@@ -2107,8 +2256,9 @@ class _Answer(object):
         conn, self._conn = self._conn, None
         if conn is None:
             return
-        reusable = self._whole and self._resp.isclosed() and not self._resp.will_close and not getattr(
-            conn, "mcp_min_cut", False)
+        if self._cut is not None and self._cut.conn is conn:
+            self._cut.conn = None  # a cancel from now on must not cut the request that reuses it
+        reusable = self._whole and self._resp.isclosed() and not self._resp.will_close and not conn.cut_short
         self._resp.close()
         if not (reusable and self._engine._idle_put(self._key, conn)):
             conn.close()
@@ -2120,57 +2270,88 @@ class _Answer(object):
         self.release()
 
 
-class _KeepAliveHandler(object):
-    """urllib's http/https handler, replaced: connections are kept alive and reused
-    (urllib's own sends "Connection: close" on every request), each request is
-    watched by its deadline, and a pooled connection is used only if it is alive."""
+class _Tls(object):
+    """The TLS settings of one client (``Client(verify=, cert=, ssl_context=)``): the one
+    context every https connection of it uses, OAuth's included, made once.
 
-    handler_order = 500  # where urllib's own HTTP handlers sit: after the proxy handler
+    ``verify``: True (the system's CAs; ``ssl.create_default_context()``, which OpenSSL
+    points at SSL_CERT_FILE / SSL_CERT_DIR when they are set), False (no verification:
+    logged once as a warning), or the path of a CA bundle file or a directory of hashed
+    CA files (then only those CAs).  ``cert``: a PEM file with the client certificate
+    and its key, or a (certificate file, key file) pair.  ``ssl_context``: a ready
+    ``ssl.SSLContext``, used as it is (then neither of the others)."""
 
-    def __init__(self, engine):
-        self._engine = engine
+    def __init__(self, verify=True, cert=None, ssl_context=None):
+        if not (isinstance(verify, bool) or isinstance(verify, str) and verify):
+            raise ValueError("verify must be True, False or the path of a CA file or directory, not %r" % (verify,))
+        if not (cert is None or isinstance(cert, str) and cert or isinstance(cert, (tuple, list)) and len(
+                cert) == 2 and all(isinstance(c, str) and c for c in cert)):
+            raise ValueError("cert must be a PEM file path or a (certificate file, key file) pair, not %r" % (cert,))
+        if ssl_context is not None:
+            if verify is not True or cert is not None:
+                raise ValueError("ssl_context= is used as it is: give verify= and cert= to it, not beside it")
+            if not hasattr(ssl_context, "wrap_socket"):
+                raise ValueError("ssl_context must be an ssl.SSLContext, not %r" % (ssl_context,))
+        self.verify, self.cert, self._context = verify, cert, ssl_context
+        self._lock = threading.Lock()
+        if verify is not True or cert is not None:
+            self.context()  # a wrong path is an error now, not at the first request
 
-    def add_parent(self, parent):
-        self.parent = parent
+    def context(self):
+        with self._lock:
+            if self._context is None:
+                self._context = self._make()
+            return self._context
 
-    def close(self):
-        pass
-
-    def __lt__(self, other):
-        return self.handler_order < getattr(other, "handler_order", 500)
-
-    def http_open(self, req):
-        return self._engine._open(req, False)
-
-    def https_open(self, req):
-        return self._engine._open(req, True)
+    def _make(self):
+        try:
+            import ssl
+        except ImportError:
+            raise ConnectionClosed("https:// URLs need Python's ssl module, which this Python lacks")
+        verify = self.verify
+        try:
+            if isinstance(verify, str):
+                context = ssl.create_default_context(**{"capath" if os.path.isdir(verify) else "cafile": verify})
+            else:
+                context = ssl.create_default_context()
+            if verify is False:
+                context.check_hostname = False
+                context.verify_mode = ssl.CERT_NONE
+                _log.warning("TLS certificates are not verified (verify=False): anyone on the network can "
+                             "read and change this client's traffic, credentials included")
+            if self.cert is not None:
+                certfile, keyfile = (self.cert, None) if isinstance(self.cert, str) else self.cert
+                context.load_cert_chain(certfile, keyfile)
+        except (OSError, ssl.SSLError) as e:
+            raise ValueError("cannot use the TLS settings (verify=%r, cert=%r): %s" % (verify, self.cert, e))
+        return context
 
 
 class _HttpEngine(object):
-    """Every HTTP request mcp_min makes, through one urllib opener: proxies from the
-    environment (HTTP(S)_PROXY, NO_PROXY), one TLS context, kept-alive connections,
+    """Every HTTP request mcp_min makes, on connections of its own (_Conn): proxies from the
+    environment (HTTP(S)_PROXY, NO_PROXY, as urllib reads them), one TLS context, kept-alive connections,
     a wall-clock deadline on every request, redirects followed for GET only and
     stripped of credentials when they leave the origin, one map of network errors,
     and a bounded retry loop for the auth plug-in.
 
     ``credential_headers``: header names (besides Authorization, Cookie, DPoP and
     Mcp-Session-Id) never to send to another origin -- the caller's own headers.
+    ``keep_alive``: pool connections until close() (a transport's engine); without
+    it every connection is closed after its answer and nothing needs closing (OAuth's
+    engine, which lives as long as its OAuth object and talks to servers rarely).
     """
 
-    _CREDENTIALS = ("authorization", "cookie", "proxy-authorization", "dpop", "mcp-session-id")
-
-    def __init__(self, credential_headers=()):
-        import urllib.request
-        self._urllib = urllib.request
-        self._opener = urllib.request.OpenerDirector()
-        for handler in (urllib.request.ProxyHandler(), urllib.request.UnknownHandler(), _KeepAliveHandler(self)):
-            self._opener.add_handler(handler)  # no file:, ftp: or data: handlers: only HTTP(S) is ever fetched
-        self._credentials = frozenset(self._CREDENTIALS) | {h.lower() for h in credential_headers}
+    def __init__(self, credential_headers=(), keep_alive=True, tls=None):
+        self._own = frozenset(h.lower() for h in credential_headers)
         self._lock = threading.Lock()
-        self._routes = {}  # URL -> what _direct decided
-        self._idle = {}  # (scheme, host, tunnel host) -> [idle connections]
-        self._tls = None
-        self._closed = False
+        self._routes = {}  # URL -> its _Route
+        self._idle = {}  # (tls, host connected to, tunnel host) -> [idle connections]
+        self._tls = tls or _Tls()
+        self._closed = not keep_alive  # (a closed engine pools nothing)
+        self._deadlines = None
+        if keep_alive:  # the deadline thread waits for this engine's requests until close()
+            self._deadlines, self._pid = _the_deadlines(), _pid
+            self._deadlines.hold()
 
     def request(self, method, url, headers, body=None, deadline=None, auth=None, cut=None, secure=False):
         """Send one request and return its _Answer, whatever the status (a non-2xx
@@ -2202,7 +2383,8 @@ class _HttpEngine(object):
                 answer.release()
                 target = urllib.parse.urljoin(url, location)
                 if _origin(target) != _origin(url):  # credentials stay with their origin
-                    headers = {k: v for k, v in headers.items() if k.lower() not in self._credentials}
+                    headers = {k: v for k, v in headers.items()
+                               if not _is_credential_header(k) and k.lower() not in self._own}
                 url = target
                 continue
             if answer.status >= 300:
@@ -2215,75 +2397,45 @@ class _HttpEngine(object):
         raise ConnectionClosed("%s redirected more than %d times" % (url, HTTP_MAX_REDIRECTS))
 
     def _send(self, method, url, headers, body, deadline, cut):
-        import urllib.error
         if _log.isEnabledFor(logging.DEBUG):
             _log.debug("HTTP %s %s %s", method, url, _redact(headers))
-        direct = self._direct(url)
-        if direct is not None:  # no proxy for this origin: straight to our handler (see _direct)
-            return self._open(_DirectRequest(direct, method, body, headers, deadline, cut), direct[0])
-        try:  # (our headers ride beside the Request: urllib would only re-case them one by one)
-            req = self._urllib.Request(url, data=body, method=method)
-        except ValueError as e:
-            raise ConnectionClosed("cannot request %s: %s" % (url, e))
-        req.mcp_min_headers, req.mcp_min_deadline, req.mcp_min_cut = headers, deadline, cut
-        try:
-            return self._opener.open(req)
-        except urllib.error.URLError as e:  # an unknown URL scheme, a proxy failure
-            raise ConnectionClosed("cannot reach %s: %s" % (url, getattr(e, "reason", e)))
-
-    def _direct(self, url):
-        """(tls, host, selector, url) when no proxy applies to ``url``, else None -- decided by
-        urllib's own rules (HTTP(S)_PROXY, NO_PROXY), once per URL.  Such a request skips the
-        opener's Request and handler chain, a quarter of our own cost per call, and goes to
-        the same connection handler it would reach through them."""
-        found = self._routes.get(url)
-        if found is None:
-            import urllib.parse
-            parts = urllib.parse.urlsplit(url)
-            scheme = parts.scheme.lower()
-            proxied = scheme not in ("http", "https") or (scheme in self._urllib.getproxies()
-                                                          and not self._urllib.proxy_bypass(parts.hostname or ""))
-            found = self._routes[url] = False if proxied else (
-                scheme == "https", parts.netloc.rpartition("@")[2], urllib.parse.urlunsplit(
-                    ("", "", parts.path or "/", parts.query, "")), url)
-            if len(self._routes) > HTTP_POOL_SIZE * 8:  # a bounded memo (URLs are few: the server's, OAuth's)
+        route = self._routes.get(url)
+        if route is None:
+            route = _Route(url)
+            if len(self._routes) >= HTTP_POOL_SIZE * 8:  # a bounded memo (URLs are few: the server's, OAuth's)
                 self._routes.clear()
-        return found or None
+            self._routes[url] = route
+        if route.proxy_headers:  # (Proxy-Authorization to an HTTP proxy)
+            headers = dict(headers, **route.proxy_headers)
+        return self._open(method, url, route, headers, body, deadline, cut)
 
-    # -- the connection handler's side --------------------------------------------
-    def _open(self, req, tls):
+    def _open(self, method, url, route, headers, body, deadline, cut):
         import http.client
-        deadline, cut = req.mcp_min_deadline, req.mcp_min_cut
-        tunnel = getattr(req, "_tunnel_host", None)
-        key = (tls, req.host, tunnel)
-        headers = req.mcp_min_headers
-        if req.headers or req.unredirected_hdrs:  # what a proxy handler added (Proxy-Authorization)
-            headers = dict(headers, **{k.title(): v for k, v in req.header_items()})
-        conn = self._idle_take(key)
+        conn = self._idle_take(route.key)
         if conn is None:
-            conn = self._connection(req.host, tls, tunnel, headers, deadline)
+            conn = self._connection(route, deadline)
         if cut is not None:
             cut.conn = conn
-        watch = _watch(deadline, conn) if deadline is not None else None
+        watch = None
         try:
+            if deadline is not None:
+                watch = _watch(deadline, conn)
             if conn.sock is None:
                 conn.timeout = _remaining(deadline)
                 conn.connect()
-                conn.mcp_min_sock = conn.sock
             if cut is not None and cut.cut:  # cut before the socket existed (a cancel, close())
-                raise RequestCancelled("%s %s was cut short" % (req.get_method(), req.full_url))
-            if getattr(conn, "mcp_min_cut", False):  # the deadline passed while connecting
-                raise RequestTimeout("no answer from %s in time" % req.full_url)
+                raise RequestCancelled("%s %s was cut short" % (method, url))
+            if conn.cut_short:  # the deadline passed while connecting
+                raise RequestTimeout("no answer from %s in time" % url)
             conn.sock.settimeout(_remaining(deadline))  # each wait; the deadline thread bounds the whole
             try:
-                conn.request(req.get_method(), req.selector, req.data, headers)
+                conn.request(method, route.target, body, headers)
             except (BrokenPipeError, ConnectionResetError) as e:
                 # The server may have answered (413, 401...) and closed before reading it all.
                 try:
                     resp = conn.getresponse()
                 except (OSError, http.client.HTTPException):
-                    raise ConnectionClosed("%s closed the connection while we were sending: %s"
-                                           % (req.full_url, e))
+                    raise ConnectionClosed("%s closed the connection while we were sending: %s" % (url, e))
             else:
                 resp = conn.getresponse()
         except BaseException as e:
@@ -2291,29 +2443,18 @@ class _HttpEngine(object):
             conn.close()
             if isinstance(e, McpError) or not isinstance(e, (OSError, ValueError, http.client.HTTPException)):
                 raise
-            raise _network_error(e, req.full_url, deadline)
-        return _Answer(self, resp, conn, key, watch, deadline, req.full_url)
+            raise _network_error(e, url, deadline)
+        return _Answer(self, resp, conn, route.key, watch, deadline, url, cut)
 
-    def _connection(self, host, tls, tunnel, headers, deadline):
-        import http.client
-        if not tls:
-            conn = http.client.HTTPConnection(host, timeout=_remaining(deadline))
+    def _connection(self, route, deadline):
+        if not route.tls:
+            conn = _conn_class(False)(route.host, timeout=_remaining(deadline))
         else:
-            context = self._tls_context()  # first: without ssl, http.client has no HTTPSConnection
-            conn = http.client.HTTPSConnection(host, timeout=_remaining(deadline), context=context)
-        if tunnel:  # https through a proxy: CONNECT first; the proxy's credentials go there only
-            proxy_auth = headers.pop("Proxy-Authorization", None)
-            conn.set_tunnel(tunnel, headers={"Proxy-Authorization": proxy_auth} if proxy_auth else None)
+            context = self._tls.context()  # first: without ssl, http.client has no HTTPSConnection
+            conn = _conn_class(True)(route.host, timeout=_remaining(deadline), context=context)
+        if route.tunnel:  # https through a proxy: CONNECT first; the proxy's credentials go there only
+            conn.set_tunnel(route.tunnel, headers=route.tunnel_headers)
         return conn
-
-    def _tls_context(self):
-        if self._tls is None:
-            try:
-                import ssl
-            except ImportError:
-                raise ConnectionClosed("https:// URLs need Python's ssl module, which this Python lacks")
-            self._tls = ssl.create_default_context()
-        return self._tls
 
     def _idle_take(self, key):
         """A kept-alive connection that is still usable, or None.  This is the only place a
@@ -2324,8 +2465,7 @@ class _HttpEngine(object):
             with self._lock:
                 idle = self._idle.get(key)
                 conn = idle.pop() if idle else None
-            if conn is None or conn.sock is not None and not getattr(conn, "mcp_min_cut", False) \
-                    and not _is_dropped(conn.sock):
+            if conn is None or not conn.dropped():
                 return conn
             conn.close()  # the server closed it while idle: nothing was sent on it
 
@@ -2338,35 +2478,58 @@ class _HttpEngine(object):
             return True
 
     def close(self):
+        """Close the pooled connections; then, when no other engine is open, the deadline
+        thread ends (and is waited for).  Idempotent; inert in a forked child."""
         with self._lock:
             self._closed = True
             idle, self._idle = [c for conns in self._idle.values() for c in conns], {}
+            held, self._deadlines = self._deadlines, None
         for conn in idle:
             conn.close()
+        if held is not None and self._pid == _pid:
+            held.release()
 
 
-class _DirectRequest(object):
-    """What the connection handler reads of a urllib Request, for a request no proxy touches."""
+class _Route(object):
+    """Where a request for one URL goes, by the proxy rules of the environment (HTTP_PROXY,
+    HTTPS_PROXY, NO_PROXY, read by urllib's getproxies/proxy_bypass, so they mean what they
+    mean to urllib): straight to the server; through an HTTP proxy (an absolute URL on the
+    request line); or, for https, through a CONNECT tunnel the proxy opens to the server.
+    A proxy URL's user:password becomes its Proxy-Authorization, sent to the proxy only."""
 
-    __slots__ = ("host", "selector", "full_url", "data", "_method", "mcp_min_headers", "mcp_min_deadline",
-                 "mcp_min_cut")
-    headers = unredirected_hdrs = {}  # (nothing added by a proxy handler)
-    _tunnel_host = None
+    __slots__ = ("tls", "host", "target", "tunnel", "proxy_headers", "tunnel_headers", "key")
 
-    def __init__(self, route, method, body, headers, deadline, cut):
-        _, self.host, self.selector, self.full_url = route
-        self._method, self.data = method, body
-        self.mcp_min_headers, self.mcp_min_deadline, self.mcp_min_cut = headers, deadline, cut
-
-    def get_method(self):
-        return self._method
+    def __init__(self, url):
+        import urllib.parse
+        import urllib.request
+        parts, _, _ = _split_url(url)
+        scheme = parts.scheme.lower() if parts is not None else ""
+        if scheme not in ("http", "https") or not parts.hostname:
+            raise ConnectionClosed("cannot request %s: only http:// and https:// URLs are fetched" % _plain_url(url))
+        self.tls = scheme == "https"
+        server = parts.netloc.rpartition("@")[2]
+        self.target = urllib.parse.urlunsplit(("", "", parts.path or "/", parts.query, ""))
+        self.host, self.tunnel, self.proxy_headers, self.tunnel_headers = server, None, None, None
+        proxy = urllib.request.getproxies().get(scheme)
+        if proxy and not urllib.request.proxy_bypass(server):
+            proxy_parts = urllib.parse.urlsplit(proxy if "://" in proxy else "http://" + proxy)
+            userinfo, _, self.host = proxy_parts.netloc.rpartition("@")
+            auth = {}
+            if userinfo:
+                pair = ":".join(urllib.parse.unquote(p) for p in userinfo.split(":", 1)).encode("utf-8")
+                auth["Proxy-Authorization"] = "Basic " + base64.b64encode(pair).decode("ascii")
+            if self.tls:
+                self.tunnel, self.tunnel_headers = server, auth or None
+            else:
+                self.target = urllib.parse.urlunsplit((scheme, server, parts.path or "/", parts.query, ""))
+                self.proxy_headers = auth
+        self.key = (self.tls, self.host, self.tunnel)
 
 
 def _check_secure(url, what="fetch"):
-    scheme, host, _ = _origin(url)
-    if not (scheme == "https" or scheme == "http" and _is_loopback(host)):
+    if not _secure_url(url):
         raise McpError("refusing to %s %s: only https (or http on this machine) is allowed here"
-                       % (what, _shorten(url.split("?")[0], 200)))
+                       % (what, _plain_url(url)))
 
 
 def _pump_sse(answer, parser, on_event):
@@ -2431,12 +2594,13 @@ class _StreamableHttpTransport(_Transport):
     kind = "streamable-http"
     carries_headers = True
 
-    def __init__(self, url, headers=None, timeout=DEFAULT_TIMEOUT, auth=None):
+    def __init__(self, url, headers=None, timeout=DEFAULT_TIMEOUT, auth=None, tls=None, fallback=True):
         self.url, self._headers = _url_credentials(url, _clean_headers(headers))
         self.name = "server at %s" % self.url
         self.timeout = timeout
         self.auth = auth
-        self._engine = _HttpEngine(self._headers)
+        self._tls, self._fallback = tls, fallback  # fallback: to HTTP+SSE (transport="auto")
+        self._engine = _HttpEngine(self._headers, tls=tls)
         self._pid = _pid
         self._version = None  # negotiated; sent as MCP-Protocol-Version
         self._modern = False  # 2026-07-28: headers per request, no session, no GET stream
@@ -2445,6 +2609,7 @@ class _StreamableHttpTransport(_Transport):
         self.session_gone = False
         self._lock = threading.Lock()
         self._cuts = {}  # request id (or "GET") -> _Cut of the exchange in flight
+        self._threads = weakref.WeakSet()  # the mcp_min-http-<id> threads, for close() to wait for
         self._listener = None
         self._listening = False  # a GET stream listener runs (or is being started)
         self._closed = False
@@ -2490,8 +2655,10 @@ class _StreamableHttpTransport(_Transport):
             if wait_here:
                 self._exchange(msg, data, deadline, headers)
             else:
-                _start_thread(self._exchange, "mcp_min-http-%s" % msg["id"], (msg, data, deadline, headers),
-                              "send a request")
+                thread = _start_thread(self._exchange, "mcp_min-http-%s" % msg["id"], (msg, data, deadline, headers),
+                                       "send a request")
+                with self._lock:
+                    self._threads.add(thread)
             return
         # A notification, or our answer to a server request: 2xx expected, nothing to read.
         if deadline is None:
@@ -2741,8 +2908,9 @@ class _StreamableHttpTransport(_Transport):
 
     def replacement_for(self, error):
         """After an ``initialize`` POST failed: the legacy HTTP+SSE transport, or None."""
-        if isinstance(error, HttpError) and not isinstance(error, AuthRequired) and error.status in (400, 404, 405):
-            return _SseTransport(self.url, self._headers, self.timeout, self.auth)
+        if self._fallback and isinstance(error, HttpError) and not isinstance(error, AuthRequired) and (
+                error.status in (400, 404, 405)):
+            return _SseTransport(self.url, self._headers, self.timeout, self.auth, self._tls)
         return None
 
     def close(self):
@@ -2752,18 +2920,18 @@ class _StreamableHttpTransport(_Transport):
         self._stopping.set()
         with self._lock:
             cuts, self._cuts = list(self._cuts.values()), {}
+            threads = list(self._threads) + [self._listener] * (self._listener is not None)
         for cut in cuts:
             cut()
-        self._engine.close()
         if self.session_id is not None and not self._modern:
-            try:
+            try:  # (before the pool closes: on a kept-alive connection, no new handshake)
                 with self._engine.request("DELETE", self.url, self._base_headers(), None, time.monotonic() + min(
                         self.timeout, SESSION_DELETE_TIMEOUT), self.auth):
                     pass
             except McpError as e:
                 _log.debug("DELETE of the session: %s", e)
-        if self._listener is not None and self._listener is not threading.current_thread():
-            self._listener.join(CLOSE_GRACE)
+        _join_all(threads)  # cut short above: they end at once
+        self._engine.close()
 
 
 class _SseTransport(_Transport):
@@ -2772,18 +2940,21 @@ class _SseTransport(_Transport):
 
     kind = "sse"
 
-    def __init__(self, url, headers=None, timeout=DEFAULT_TIMEOUT, auth=None):
+    def __init__(self, url, headers=None, timeout=DEFAULT_TIMEOUT, auth=None, tls=None):
         self.url, self._headers = _url_credentials(url, _clean_headers(headers))
         self.name = "server at %s" % self.url
         self.timeout = timeout
         self.auth = auth
-        self._engine = _HttpEngine(self._headers)
+        self._engine = _HttpEngine(self._headers, tls=tls)
         self._pid = _pid
         self._version = None
         self.endpoint = None
         self._stream = None
         self._ready = threading.Event()
         self._listener = None
+        self._threads = weakref.WeakSet()  # the mcp_min-sse-post-<id> threads, for close() to wait for
+        self._cuts = set()  # _Cut of each POST in flight
+        self._lock = threading.Lock()
         self._closed = False
 
     def configure(self, version, modern):
@@ -2850,8 +3021,10 @@ class _SseTransport(_Transport):
         if self._closed or _pid != self._pid:
             raise ConnectionClosed("the connection to %s is closed" % self.name)
         if "id" in msg and "method" in msg and not wait_here:
-            _start_thread(self._post_request, "mcp_min-sse-post-%s" % msg["id"], (msg, data, deadline),
-                          "send a request")
+            thread = _start_thread(self._post_request, "mcp_min-sse-post-%s" % msg["id"], (msg, data, deadline),
+                                   "send a request")
+            with self._lock:
+                self._threads.add(thread)
         elif "id" in msg and "method" in msg:
             self._post_request(msg, data, deadline)
         else:
@@ -2866,8 +3039,15 @@ class _SseTransport(_Transport):
     def _post(self, msg, data, deadline):
         h = self._headers_for("application/json, text/event-stream")
         h["Content-Type"] = "application/json"
-        answer = self._engine.request("POST", self.endpoint, h, data, deadline or time.monotonic() + self.timeout,
-                                      self.auth)
+        cut = _Cut()
+        with self._lock:
+            self._cuts.add(cut)
+        try:
+            answer = self._engine.request("POST", self.endpoint, h, data, deadline or time.monotonic() + self.timeout,
+                                          self.auth, cut)
+        finally:
+            with self._lock:
+                self._cuts.discard(cut)
         if answer.status >= 300:
             raise _status_error(answer, msg.get("method"))
         answer.discard()  # the answer comes on the stream
@@ -2878,9 +3058,13 @@ class _SseTransport(_Transport):
         self._closed = True
         if self._stream is not None:
             self._stream.abort()
+        with self._lock:
+            threads = list(self._threads) + [self._listener] * (self._listener is not None)
+            cuts = list(self._cuts)
+        for cut in cuts:
+            cut()
+        _join_all(threads)
         self._engine.close()
-        if self._listener is not None and self._listener is not threading.current_thread():
-            self._listener.join(CLOSE_GRACE)
 
 
 # ---------------------------------------------------------------------------
@@ -4246,6 +4430,18 @@ class Client(object):
         auth: for HTTP servers, an ``OAuth`` object or any object with
             ``headers(method, url) -> dict`` and, optionally,
             ``challenge(method, url, status, headers, sent) -> bool`` (see OAuth).
+        transport: ``"auto"`` (default: stdio for an argv; for a URL, Streamable
+            HTTP, falling back to HTTP+SSE when the server refuses the POST),
+            ``"streamable-http"`` (no fallback) or ``"sse"`` (the legacy HTTP+SSE
+            transport only: for a server that also answers a POST at its SSE URL).
+        verify: for https, True (default: the system's CA certificates, or
+            SSL_CERT_FILE / SSL_CERT_DIR when set), False (no verification; a
+            warning is logged), or the path of a CA bundle file or CA directory.
+        cert: a client certificate for https: a PEM file holding it and its key,
+            or a (certificate file, key file) pair.
+        ssl_context: a ready ``ssl.SSLContext`` instead of ``verify``/``cert``.
+            The TLS settings apply to every https request of the client, its
+            OAuth traffic included.
 
     Every callback runs on a worker thread, never on one that reads from the
     server.  A per-call ``timeout`` may be None (or infinity) for no deadline.
@@ -4258,17 +4454,29 @@ class Client(object):
     def __init__(self, server, *, timeout=DEFAULT_TIMEOUT, protocol_version="auto", env=None, inherit_env=False,
                  cwd=None, headers=None, roots=None, sampling=None, elicitation=None, on_log=None,
                  on_notification=None, on_stderr=None, client_info=None, probe_timeout=PROBE_TIMEOUT, auth=None,
-                 url_elicitation=None):
+                 url_elicitation=None, transport="auto", verify=True, cert=None, ssl_context=None):
         timeout = _client_timeout(timeout, "timeout")
         probe_timeout = _client_timeout(probe_timeout, "probe_timeout")
         if auth is not None and not callable(getattr(auth, "headers", None)):
             raise ValueError("auth must have a headers(method, url) method (see OAuth), not %r" % (auth,))
+        if transport not in ("auto", "stdio", "streamable-http", "sse"):
+            raise ValueError("transport must be 'auto', 'stdio', 'streamable-http' or 'sse', not %r" % (transport,))
         if isinstance(server, str) and server.split("://", 1)[0].lower() in ("http", "https"):
+            if transport == "stdio":
+                raise ValueError("transport='stdio' needs the server's argv, not a URL")
             headers = _clean_headers(headers)
+            tls = _Tls(verify, cert, ssl_context)
+            use_tls = getattr(auth, "use_tls", None)
+            if callable(use_tls):  # (the auth plug-in's own HTTPS traffic: OAuth's, with these settings too)
+                use_tls(tls)
 
             def make_transport(events):
-                return _StreamableHttpTransport(server, headers, timeout, auth)
+                if transport == "sse":
+                    return _SseTransport(server, headers, timeout, auth, tls)
+                return _StreamableHttpTransport(server, headers, timeout, auth, tls, fallback=transport == "auto")
         else:
+            if transport not in ("auto", "stdio"):
+                raise ValueError("transport=%r needs an http(s):// URL" % (transport,))
             if isinstance(server, str):
                 argv = _split_command(server)
             elif isinstance(server, (list, tuple)):
@@ -4615,6 +4823,9 @@ class Client(object):
 #       the request was answered 401 or 403; True means "call headers() again and
 #       repeat the request".  The transport bounds the repeats (MAX_AUTH_RETRIES);
 #       an object without challenge() is never asked, and nothing is repeated.
+#   auth.use_tls(tls)  (optional)
+#       Client passes its TLS settings (verify=, cert=, ssl_context=) before the first
+#       request, for the plug-in's own HTTPS traffic.
 # OAuth implements both: discovery (RFC 9728, RFC 8414, OpenID Connect), client
 # registration (pre-registered, Client ID Metadata Documents, RFC 7591), grants
 # (authorization code + PKCE with refresh and step-up; client_credentials with a
@@ -4784,62 +4995,14 @@ def _jwt_claims(jwt):
 
 # -- URLs ----------------------------------------------------------------------------
 
-def _split(url):
-    import urllib.parse
-    try:
-        parts = urllib.parse.urlsplit(url)
-        return parts, (parts.hostname or "").lower(), parts.port
-    except (ValueError, TypeError, AttributeError):  # a malformed port or host
-        return None, "", None
-
-
-def _oauth_origin(url):
-    """scheme://host[:port] of a URL, lower-cased, the default port left out (RFC 6454)."""
-    parts, host, port = _split(url)
-    if parts is None:
-        return ""
-    scheme = parts.scheme.lower()
-    if ":" in host:
-        host = "[%s]" % host
-    if port is not None and port != {"http": 80, "https": 443}.get(scheme):
-        host += ":%d" % port
-    return "%s://%s" % (scheme, host)
-
-
 def _htu(url):
     """The htu claim of a DPoP proof: the request URI without query and fragment (RFC 9449 4.2)."""
-    parts = _split(url)[0]
-    return _oauth_origin(url) + ((parts.path if parts else "") or "/")
-
-
-def _loopback(host):
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    import ipaddress
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def _allowed_url(url):
-    """Authorization traffic is https; plain http only to this machine (the MCP spec's
-    communication security rules; RFC 8252 loopback redirects)."""
-    parts, host, _ = _split(url)
-    scheme = parts.scheme.lower() if parts else ""
-    return bool(host) and (scheme == "https" or (scheme == "http" and _loopback(host)))
-
-
-def _plain_url(url):
-    """A URL as an error may show it: no user info, query or fragment."""
-    parts = _split(url)[0]
-    if parts is None:
-        return _shorten(repr(url), 200)
-    return _shorten("%s://%s%s" % (parts.scheme, parts.netloc.rpartition("@")[2], parts.path), 200)
+    parts = _split_url(url)[0]
+    return _origin(url) + ((parts.path if parts else "") or "/")
 
 
 def _check_url(url, what):
-    if not isinstance(url, str) or not _allowed_url(url):
+    if not isinstance(url, str) or not _secure_url(url):
         raise AuthError("OAuth: refusing to %s %s: authorization traffic must use https (plain http only to "
                         "a loopback host)" % (what, _plain_url(url)))
 
@@ -4936,7 +5099,7 @@ class _DpopKey(object):
         claims = {"jti": _b64url(os.urandom(16)), "htm": method.upper(), "htu": _htu(url), "iat": int(time.time())}
         if token:
             claims["ath"] = _b64url(hashlib.sha256(token.encode("utf-8")).digest())
-        nonce = self.nonces.get(_oauth_origin(url))
+        nonce = self.nonces.get(_origin(url))
         if nonce:
             claims["nonce"] = nonce
         return _jwt_es256(claims, self.d, {"typ": "dpop+jwt", "jwk": self.jwk})
@@ -4945,7 +5108,7 @@ class _DpopKey(object):
         """Keep the DPoP-Nonce a response from ``url`` carries; returns it ("" for none)."""
         nonce = (_header_of(headers, "DPoP-Nonce") or "").strip()
         if nonce:
-            self.nonces[_oauth_origin(url)] = nonce
+            self.nonces[_origin(url)] = nonce
         return nonce
 
 
@@ -5008,8 +5171,8 @@ def _state_for(states, url, nearby=True):
             best = (resource, state)
     if best is not None or not nearby:
         return best and best[1]
-    origin = _oauth_origin(url)
-    same = [s for name, s in states.items() if _oauth_origin(name) == origin and s.get("tokens")]
+    origin = _origin(url)
+    same = [s for name, s in states.items() if _origin(name) == origin and s.get("tokens")]
     return same[0] if len(same) == 1 else None
 
 
@@ -5173,7 +5336,7 @@ def _discover(get_json, server_url, challenge):
     # RFC 8414 3.3: the document names the issuer it was fetched for.  In the 2025-03-26
     # fallback the server's origin is the authorization server: an issuer on that origin
     # is the same party (older mocks add a path), one on another origin is refused.
-    same_party = prm is None and isinstance(named, str) and _oauth_origin(named) == _oauth_origin(origin)
+    same_party = prm is None and isinstance(named, str) and _origin(named) == _origin(origin)
     if named != issuer and not same_party:
         raise AuthError("OAuth: the authorization server metadata for %s says issuer %r; refusing to use it "
                         "(RFC 8414 requires them to match)" % (_plain_url(issuer), _shorten(str(named), 200)))
@@ -5210,7 +5373,7 @@ class _LoopbackListener(object):
         self.redirect = None
         self.state = None  # the state the authorization URL carries; other redirects are ignored
         self.done = threading.Event()
-        self._open = set()  # connections being served
+        self._open = {}  # connection being served -> its thread (None until started)
         self._lock = threading.Lock()
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -5244,24 +5407,33 @@ class _LoopbackListener(object):
                 with listener._lock:
                     if len(listener._open) >= MAX_LOOPBACK_CONNECTIONS:
                         return False
-                    listener._open.add(request)
+                    listener._open[request] = None
                 return True
 
             def shutdown_request(self, request):
                 with listener._lock:
-                    listener._open.discard(request)
+                    listener._open.pop(request, None)
                 http.server.ThreadingHTTPServer.shutdown_request(self, request)
 
             def process_request(self, request, client_address):  # one named thread per connection
-                _start_thread(self.process_request_thread, "mcp_min-oauth-connection", (request, client_address),
-                              "serve the login redirect")
+                thread = _start_thread(self.process_request_thread, "mcp_min-oauth-connection",
+                                       (request, client_address), "serve the login redirect")
+                with listener._lock:
+                    if request in listener._open:
+                        listener._open[request] = thread
+
+            def handle_error(self, request, client_address):  # a port scan's garbage: no traceback
+                _log.debug("OAuth: the redirect listener dropped a connection", exc_info=True)
 
         self.server = Server(("127.0.0.1", port), Handler)
         self.port = self.server.server_address[1]
         self.uri = "http://127.0.0.1:%d/callback" % self.port
-        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.1,),  # close() waits <= 0.1 s
-                                       name="mcp_min-oauth-callback", daemon=True)
-        self.thread.start()
+        try:  # (close() waits <= 0.1 s for serve_forever to notice)
+            self.thread = _start_thread(self.server.serve_forever, "mcp_min-oauth-callback", (0.1,),
+                                        "catch the login redirect")
+        except McpError:
+            self.server.server_close()
+            raise
 
     def wait(self, url, open_browser, timeout):
         import urllib.parse
@@ -5275,16 +5447,24 @@ class _LoopbackListener(object):
         return self.redirect
 
     def close(self):
+        """Stop listening and end every connection: idle ones (preconnects) are shut down, their
+        threads (which then close them) waited for; whatever is still open after that is closed."""
         import socket
         self.server.shutdown()
         self.server.server_close()
+        self.thread.join(CLOSE_GRACE)
         with self._lock:
-            still_open = list(self._open)
-        for sock in still_open:  # idle preconnects: their threads end at once
+            still_open = list(self._open.items())
+        for sock, _ in still_open:
             try:
                 sock.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
+        _join_all([thread for _, thread in still_open if thread is not None])
+        with self._lock:
+            stuck, self._open = list(self._open), {}
+        for sock in stuck:
+            sock.close()
 
 
 # -- the OAuth client ------------------------------------------------------------------
@@ -5369,6 +5549,7 @@ class OAuth(object):
         self._dpop = None  # the _DpopKey, made on first use
         self._step_ups = 0
         self._engine = None  # the HTTP engine of its own requests, made on first use
+        self._tls = None  # the TLS settings of the client it serves (use_tls)
         if self.token_store:
             saved = _read_store(self.token_store)
             self._state, self._clients = saved.get("resources", {}), saved.get("clients", {})
@@ -5384,7 +5565,7 @@ class OAuth(object):
         retry, self._local.retry = getattr(self._local, "retry", None), None
         # (depth, nonce retries) of the request in progress: a repeat follows its challenge
         self._local.depth = retry[2:] if retry and retry[:2] == (method, url) else (0, 0)
-        if not _allowed_url(url):
+        if not _secure_url(url):
             return {}  # tokens never travel in clear text
         with self._lock:
             state = _state_for(self._state, url)
@@ -5408,7 +5589,7 @@ class OAuth(object):
 
         Returns True when there is something new to send (a token, a refreshed or
         stepped-up token, a DPoP nonce): call headers() again and repeat."""
-        if status not in (401, 403) or not _allowed_url(url):
+        if status not in (401, 403) or not _secure_url(url):
             return False
         params = _parse_www_authenticate(_header_of(response_headers, "WWW-Authenticate") or "")
         sent = {str(k).lower(): v for k, v in (sent_headers or {}).items()}
@@ -5423,6 +5604,12 @@ class OAuth(object):
         if retry and depth < MAX_AUTH_RETRIES:  # else the transport will not repeat: nothing to pair
             self._local.retry = (method, url, depth + 1, nonce_retries)
         return retry
+
+    def use_tls(self, tls):
+        """Called by Client with its TLS settings: OAuth's own HTTPS requests use them too."""
+        with self._lock:
+            self._tls = tls
+            self._engine = None  # (made again, with these settings, on the next request)
 
     # -- behind the interface ------------------------------------------------------
     def _new_nonce(self, url, response_headers, sent_proof):
@@ -5477,7 +5664,7 @@ class OAuth(object):
     def _fetch(self, method, url, headers, body=None):
         """Every HTTP request OAuth makes goes through here: (status, headers, body bytes)."""
         if self._engine is None:
-            self._engine = _HttpEngine()
+            self._engine = _HttpEngine(keep_alive=False, tls=self._tls)
         return _oauth_request(self._engine, method, url, headers, body, self.timeout)
 
     def _get_json(self, url):
@@ -5597,7 +5784,7 @@ class OAuth(object):
                    "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"],
                    "token_endpoint_auth_method": wanted,
                    # SEP-837: a loopback redirect means a native application
-                   "application_type": "native" if _loopback(_split(redirect_uri)[1]) else "web"}
+                   "application_type": "native" if _is_loopback(_split_url(redirect_uri)[1]) else "web"}
         doc = _register(self._fetch, endpoint, request)
         secret = _stripped(doc.get("client_secret")) if isinstance(doc.get("client_secret"), str) else None
         client = {"client_id": doc["client_id"].strip(), "client_secret": secret,
@@ -5732,6 +5919,12 @@ def _cli_parser():
     p.add_argument("args", nargs="*")
     p.add_argument("--url", help="connect to a Streamable HTTP (or HTTP+SSE) server")
     p.add_argument("--header", action="append", default=[], metavar="K:V", help="HTTP header (repeatable)")
+    p.add_argument("--transport", default="auto", choices=("auto", "streamable-http", "sse"),
+                   help="HTTP transport (default: auto, Streamable HTTP falling back to HTTP+SSE)")
+    p.add_argument("--cacert", metavar="PATH", help="https: trust the CA certificates in this file or directory")
+    p.add_argument("--cert", metavar="PATH", help="https: client certificate (PEM, with its key unless --key)")
+    p.add_argument("--key", metavar="PATH", help="https: the client certificate's private key")
+    p.add_argument("--insecure", action="store_true", help="https: do not verify certificates (unsafe)")
     p.add_argument("--env", action="append", default=[], metavar="K=V", help="server environment variable")
     p.add_argument("--inherit-env", action="store_true", help="pass the whole environment to the server")
     p.add_argument("--timeout", default=str(DEFAULT_TIMEOUT), help="seconds (default %(default)s)")
@@ -5843,6 +6036,12 @@ def _parse_cli(argv):
         raise _UsageError("--timeout must be a positive finite number of seconds, not %r" % opts.timeout)
     if opts.protocol_version != "auto" and opts.protocol_version not in SUPPORTED_VERSIONS:
         raise _UsageError("--protocol-version must be auto or one of %s" % ", ".join(SUPPORTED_VERSIONS))
+    if not isinstance(server, str) and (opts.transport != "auto" or opts.cacert or opts.cert or opts.insecure):
+        raise _UsageError("--transport, --cacert, --cert and --insecure are for an http(s) server (--url)")
+    if opts.insecure and opts.cacert:
+        raise _UsageError("--insecure and --cacert contradict each other")
+    if opts.key and not opts.cert:
+        raise _UsageError("--key needs --cert")
     needs, parse = _COMMANDS.get(opts.command, (None, None))[:2]
     if needs is None:
         raise _UsageError("unknown command %r (see --help)" % opts.command)
@@ -6054,9 +6253,16 @@ def main(argv=None):
         if opts.oauth or opts.client_id or opts.assertion_file or opts.dpop:
             grant = {"grant_type": "jwt-bearer", "assertion_file": opts.assertion_file} if opts.assertion_file else {}
             auth = OAuth(client_id=opts.client_id, client_secret=opts.client_secret, dpop=opts.dpop or None, **grant)
+        tls = {}
+        if isinstance(server, str):  # (a URL: the HTTP options apply)
+            tls = {"transport": opts.transport, "verify": False if opts.insecure else opts.cacert or True,
+                   "cert": (opts.cert, opts.key) if opts.key else opts.cert}
+            if opts.insecure:
+                print("mcp_min: WARNING: --insecure: TLS certificates are NOT verified; anyone on the network "
+                      "can read and change this traffic, credentials included", file=sys.stderr)
         with Client(server, timeout=opts.timeout, protocol_version=opts.protocol_version, env=env,
                     inherit_env=opts.inherit_env, headers=headers, auth=auth,
-                    url_elicitation=_cli_url_elicitation) as client:
+                    url_elicitation=_cli_url_elicitation, **tls) as client:
             return _COMMANDS[opts.command][2](client, parsed, opts.json)
     except (ConnectionClosed, RequestTimeout) as e:
         status, message = 3, str(e)  # (with the server's last stderr lines, when it has some)

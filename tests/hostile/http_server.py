@@ -12,7 +12,7 @@ Configured by one JSON object in argv[1]; every key is optional:
               initialize hands out a session id, GET/DELETE on the endpoint);
               "modern": a 2026-07-28 Streamable HTTP server (server/discover answers; no session);
               "sse": the 2024-11-05 HTTP+SSE transport (POST to the endpoint gets 405, GET opens the
-              stream that names /messages?sid=1 as the POST endpoint);
+              stream that names /messages?sid=<n>, one per stream, as the POST endpoint);
               "recorder": answers nothing useful (GET 405, DELETE 200, POST 404); only records.
   log         a file; one JSON line per request received (method, path, headers as sent, body) and
               per connection closed by the server ({"event": "closed", "conn": n}).
@@ -103,7 +103,7 @@ sessions = set()
 deleted = set()
 replies = {}  # id of a request we sent to the client -> [Event, message]
 resumable = {}  # last event id -> answer
-legacy_queue = queue.Queue()  # mode sse: what goes out on the stream
+legacy_queues = {}  # mode sse: sid -> what goes out on that client's stream
 
 
 def log(entry):
@@ -524,11 +524,13 @@ def legacy_get(conn, req):
         return conn.send(404)
     if cfg.get("sse_get") == "trickle_headers":
         trickled(conn, "trickle_headers")
+    sid = str(next(session_ids))  # one stream per client, so clients at once do not mix
+    stream = legacy_queues[sid] = queue.Queue()
     conn.sse_start()
-    conn.write(event(data="/messages?sid=1", kind="endpoint"))
+    conn.write(event(data="/messages?sid=%s" % sid, kind="endpoint"))
     conn.steps(cfg.get("stream_events", []))
     while True:
-        item = legacy_queue.get()
+        item = stream.get()
         if item == ("reset",):
             conn.reset()
         if isinstance(item, tuple):  # ("steps", [...], answer)
@@ -542,6 +544,9 @@ def legacy_post(conn, req, msg):
         return conn.send(405)
     if not isinstance(msg, dict):
         return conn.send(400)
+    legacy_queue = legacy_queues.get(req.target.partition("?sid=")[2])
+    if legacy_queue is None:
+        return conn.send(404)
     method, mid = msg.get("method"), msg.get("id")
     behaviour = cfg.get("post_answer", {})
     trickled(conn, behaviour.get(method, behaviour.get("*", "202")))
