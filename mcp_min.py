@@ -1371,11 +1371,15 @@ def _plain_url(url):
 class _SseParser(object):
     """Incremental server-sent-events parser (WHATWG rules), fed one line at a time.
 
-    An event larger than MAX_MESSAGE_BYTES is dropped as it grows, not buffered."""
+    It works on the bytes: a line is neither decoded nor sliced until the event keeps a
+    field of it, and an event's data is decoded once, when the event ends.  An event larger
+    than MAX_MESSAGE_BYTES is dropped as it grows, not buffered, and the rest of its lines
+    cost no copy at all (on PyPy every copy is garbage that the collector may keep for a
+    while, so the copies a dropped event makes are what its memory peak is made of)."""
 
     def __init__(self, name="the server"):
-        self._data = []
-        self._size = 0
+        self._data = []  # the current event's data lines (bytes)
+        self._size = 0  # their size so far; -1 while dropping an oversized event
         self._event = ""
         self._name = name
         self.last_id = None
@@ -1384,17 +1388,20 @@ class _SseParser(object):
     def feed(self, raw):
         """Feed one line (bytes, with or without its end).  Returns a list of
         complete events ``(type, data)``, usually empty."""
-        line = raw.decode("utf-8", "replace")
-        if line.endswith("\n"):
-            line = line[:-1]
-        if line.endswith("\r"):
-            line = line[:-1]
-        events = []
-        for part in line.split("\r"):  # a lone CR also ends a line
-            event = self._feed_one(part)
+        end = len(raw)
+        if raw.endswith(b"\n"):
+            end -= 1
+        if raw[end - 1:end] == b"\r":
+            end -= 1
+        events, start = [], 0
+        while True:  # a lone CR also ends a line
+            cr = raw.find(b"\r", start, end)
+            event = self._feed_one(raw, start, end if cr < 0 else cr)
             if event is not None:
                 events.append(event)
-        return events
+            if cr < 0:
+                return events
+            start = cr + 1
 
     def oversized(self):
         """The current event grew too large (a line longer than the limit arrived): drop it."""
@@ -1402,31 +1409,43 @@ class _SseParser(object):
             _log.warning("%s sent an SSE event of over %d bytes; dropped it", self._name, MAX_MESSAGE_BYTES)
         self._data, self._size = [], -1  # -1: dropping until the event ends
 
-    def _feed_one(self, line):
-        if not line:
-            data, kind, dropped = "\n".join(self._data), self._event or "message", self._size < 0
+    def _feed_one(self, raw, start, stop):
+        """One line: ``raw[start:stop]``, its end removed."""
+        if start == stop:
+            parts, kind, dropped = self._data, self._event or "message", self._size < 0
             self._data, self._event, self._size = [], "", 0
-            if not data or dropped:  # (an empty one is e.g. the priming event that only carries an id)
+            if not parts or dropped:  # (an empty one is e.g. the priming event that only carries an id)
                 return None
-            return kind, data
-        if line[0] == ":":
+            data = b"\n".join(parts)
+            del parts[:]  # (the pieces go before the decoded copy is made)
+            return (kind, data.decode("utf-8", "replace")) if data else None
+        if raw[start:start + 1] == b":":
             return None  # comment / keep-alive
-        field, _, value = line.partition(":")
-        if value[:1] == " ":
-            value = value[1:]
-        if field == "data":
+        colon = raw.find(b":", start, stop)
+        name_end = stop if colon < 0 else colon
+        if name_end - start > 5:
+            return None  # no field we know has a longer name ("retry"): ignored, never copied
+        field = raw[start:name_end]
+        value_start = name_end + 1 if colon >= 0 else stop
+        if raw[value_start:value_start + 1] == b" ":
+            value_start += 1
+        if field == b"data":
             if self._size >= 0:
-                self._size += len(value) + 1
+                self._size += stop - value_start + 1
                 if self._size > MAX_MESSAGE_BYTES:
                     self.oversized()
                 else:
-                    self._data.append(value)
-        elif field == "event":
-            self._event = value
-        elif field == "id" and "\0" not in value:
-            self.last_id = value
-        elif field == "retry" and value.isdigit():
-            self.retry_ms = int(value)
+                    self._data.append(raw[value_start:stop])
+        elif field == b"event":
+            self._event = raw[value_start:stop].decode("utf-8", "replace")
+        elif field == b"id":
+            value = raw[value_start:stop]
+            if b"\0" not in value:
+                self.last_id = value.decode("utf-8", "replace")
+        elif field == b"retry":
+            value = raw[value_start:stop]
+            if value.isdigit():  # (ASCII digits only, as the rules say)
+                self.retry_ms = int(value)
         return None
 
 

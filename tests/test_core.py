@@ -248,6 +248,24 @@ def test_sse_oversized_event_is_dropped_not_buffered(monkeypatch):
     assert parser._size == 0 and parser._data == []
 
 
+def test_sse_event_size_is_counted_in_bytes(monkeypatch):
+    monkeypatch.setattr(mcp_min, "MAX_MESSAGE_BYTES", 60)
+    wide = ("\u00e9" * 40).encode("utf-8")  # 40 characters, 80 bytes: over the limit
+    parser, events = sse(b"data: " + wide + b"\n", b"\n", b"data: " + wide[:40] + b"\n", b"\n")
+    assert events == [("message", "\u00e9" * 20)]
+
+
+def test_sse_decodes_each_event_once_and_replaces_bad_utf8():
+    parser, events = sse(b"data: caf\xc3\xa9\n", b"data: \xff\n", b"event: \xe2\x82\xac\n", b"\n")
+    assert events == [("\u20ac", "caf\u00e9\n\ufffd")]
+
+
+def test_sse_retry_takes_ascii_digits_only_and_long_field_names_are_ignored():
+    parser, events = sse(b"retry: \xd9\xa1\xd9\xa2\n", b"datadata: x\n", b"data: y\n", b"\n")
+    assert parser.retry_ms is None
+    assert events == [("message", "y")]
+
+
 # ---------------------------------------------------------------------------
 # Headers, versions, tool values, commands
 # ---------------------------------------------------------------------------
