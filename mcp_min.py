@@ -1788,10 +1788,13 @@ class _SchemaCompiler(object):
             if key in schema:
                 raise _SchemaError("%s is not supported by mcp_min's validator" % key)
         checks, late, built = [], [], set()
+        leaf = "$ref" not in schema and not any(True for _ in _subschemas(schema))
         if "$ref" in schema:
             checks.append(self.node(self.target(schema["$ref"], self.bases[id(schema)])))
             if self.ref_alone:
                 schema = {}
+        typed = _kw_type(self, schema, schema["type"]) if "type" in schema else None
+        fast = typed.fast if typed is not None else ()
         for key, build in _KEYWORDS:
             if key in schema and build not in built:
                 built.add(build)
@@ -1802,6 +1805,23 @@ class _SchemaCompiler(object):
             if key in schema:
                 late.append(build(self, schema, schema[key]))
         checks = tuple(checks)
+        if leaf:
+            # A leaf (no subschema, no $ref) cannot recurse: its caller counted the step.
+            if not checks:
+                return _accept if typed is None else (
+                    lambda value, ev, run, depth: None if type(value) in fast else typed(value, ev, run, depth))
+
+            def node(value, ev, run, depth):
+                if typed is not None and type(value) not in fast:
+                    found = typed(value, ev, run, depth)
+                    if found is not None:
+                        return found
+                for check in checks:
+                    found = check(value, ev, run, depth)
+                    if found is not None:
+                        return found
+                return None
+            return node
         if late:
             late = tuple(late)
 
@@ -1809,6 +1829,10 @@ class _SchemaCompiler(object):
                 run.steps -= 1
                 if run.steps < 0 or depth > SCHEMA_MAX_DEPTH:
                     raise _TooCostly()
+                if typed is not None and type(value) not in fast:
+                    found = typed(value, ev, run, depth)
+                    if found is not None:
+                        return found
                 own = _Evaluated()
                 for check in checks + late:
                     found = check(value, own, run, depth + 1)
@@ -1823,6 +1847,10 @@ class _SchemaCompiler(object):
             run.steps -= 1
             if run.steps < 0 or depth > SCHEMA_MAX_DEPTH:
                 raise _TooCostly()
+            if typed is not None and type(value) not in fast:
+                found = typed(value, ev, run, depth)
+                if found is not None:
+                    return found
             for check in checks:
                 found = check(value, ev, run, depth + 1)
                 if found is not None:
@@ -1853,13 +1881,16 @@ def _kw_type(compiler, schema, value):
     wanted = " or ".join(names)
 
     def check(value, ev, run, depth):
-        kind = _JSON_TYPES.get(type(value))
-        if kind in allowed and kind != "number":
-            return None
         if _json_type(value) in allowed:
             return None
         return _Mismatch("%s is not of type %s" % (_short(value), wanted))
+    # The node tests these Python types itself (one call less on the hot path); others come here.
+    check.fast = frozenset(t for name in names for t in _PYTHON_TYPES[name])
     return check
+
+
+_PYTHON_TYPES = {"string": (str,), "object": (dict,), "array": (list,), "boolean": (bool,), "null": (type(None),),
+                 "integer": (int,), "number": (int, float)}  # (1.0 is an integer too: the slow path sees to it)
 
 
 def _kw_const(compiler, schema, value):
@@ -1876,8 +1907,9 @@ def _kw_enum(compiler, schema, value):
     keys = frozenset(_json_key(v) for v in value)
 
     def check(value, ev, run, depth):
-        return None if _json_key(value) in keys else _Mismatch("%s is not one of the enum's %d values"
-                                                              % (_short(value), len(keys)))
+        if (value if type(value) is str else _json_key(value)) in keys:
+            return None
+        return _Mismatch("%s is not one of the enum's %d values" % (_short(value), len(keys)))
     return check
 
 
@@ -1940,6 +1972,24 @@ def _kw_object(compiler, schema, _):
                 _subschema_map(compiler, schema.get("patternProperties", {}), "patternProperties").items()]
     other = compiler.node(schema["additionalProperties"]) if "additionalProperties" in schema else None
 
+    def unexpected(key, found):
+        return _Mismatch("the property %r is not allowed" % _shorten(key, 100)) if other is _reject else found
+
+    def plain(value, ev, run, depth):  # no patternProperties: each key has one schema or none
+        if not isinstance(value, dict):
+            return None
+        for key, item in value.items():
+            sub = props.get(key, other)
+            if sub is not None:
+                found = sub(item, None, run, depth)
+                if found is not None:
+                    found = found if key in props else unexpected(key, found)
+                    found.parts.append(key)
+                    return found
+                if ev is not None:
+                    ev.props.add(key)
+        return None
+
     def check(value, ev, run, depth):
         if not isinstance(value, dict):
             return None
@@ -1959,8 +2009,8 @@ def _kw_object(compiler, schema, _):
                     found = sub(item, None, run, depth)
             if found is None and not matched and other is not None:
                 found = other(item, None, run, depth)
-                if found is not None and other is _reject:
-                    found = _Mismatch("the property %r is not allowed" % _shorten(key, 100))
+                if found is not None:
+                    found = unexpected(key, found)
                 matched = True
             if found is not None:
                 found.parts.append(key)
@@ -1968,7 +2018,7 @@ def _kw_object(compiler, schema, _):
             if matched and ev is not None:
                 ev.props.add(key)
         return None
-    return check
+    return check if patterns else plain
 
 
 def _kw_required(compiler, schema, value):
@@ -2063,6 +2113,19 @@ def _kw_array(compiler, schema, _):
     if not prefix and rest is None:
         return None
 
+    def every(value, ev, run, depth):  # items alone: one schema for each item
+        if not isinstance(value, (list, tuple)):
+            return None
+        for i, item in enumerate(value):
+            found = rest(item, None, run, depth)
+            if found is not None:
+                found = _Mismatch("no item is allowed at index %d" % i) if rest is _reject else found
+                found.parts.append(i)
+                return found
+        if ev is not None:
+            ev.items.update(range(len(value)))
+        return None
+
     def check(value, ev, run, depth):
         if not isinstance(value, (list, tuple)):
             return None
@@ -2079,7 +2142,7 @@ def _kw_array(compiler, schema, _):
         if ev is not None:
             ev.items.update(range(len(value) if rest is not None else min(len(prefix), len(value))))
         return None
-    return check
+    return check if prefix else every
 
 
 def _kw_contains(compiler, schema, value):
@@ -2116,7 +2179,7 @@ def _kw_item_count(compiler, schema, _):
             return None
         if len(value) < low or high is not None and len(value) > high:
             return _Mismatch("an array of %d items is not within %d..%s" % (len(value), low, high))
-        if unique:
+        if unique and len(set(map(_json_key, value))) != len(value):
             seen = {}
             for i, item in enumerate(value):
                 first = seen.setdefault(_json_key(item), i)
@@ -2266,9 +2329,10 @@ def _unevaluated_items(compiler, schema, value):
 
 
 # Each builder runs once per schema node that has its keyword (the first of a group
-# builds the whole group), in this order: it is the order in which differences are found.
+# builds the whole group), in this order, after ``type`` (which the node tests itself):
+# it is the order in which differences are found.
 _KEYWORDS = (
-    ("type", _kw_type), ("const", _kw_const), ("enum", _kw_enum),
+    ("const", _kw_const), ("enum", _kw_enum),
     ("minimum", _kw_numbers), ("maximum", _kw_numbers), ("exclusiveMinimum", _kw_numbers),
     ("exclusiveMaximum", _kw_numbers), ("multipleOf", _kw_numbers),
     ("minLength", _kw_strings), ("maxLength", _kw_strings), ("pattern", _kw_strings),
