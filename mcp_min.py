@@ -4480,7 +4480,9 @@ class _Session(object):
         if fut.method == "tools/call" and (fut.finish is _TASK_HANDLE or "task" in result
                                            or result.get("resultType") == "task"):
             if fut.finish is _TASK_HANDLE:  # Client.start(): the caller gets a Task for what came
-                return self.tasks.made(fut, result) or Task(self, None, None, fut.progress, result)
+                task = self.tasks.made(fut, result) or Task(self, None, None, fut.progress, result)
+                task._tool = fut.params.get("name")
+                return task
             result = self.tasks.follow_here(fut, result)
             if fut.progress is not None:
                 self.inbox.events.drain(fut.deadline)  # its status reports are seen before its end
@@ -4822,6 +4824,7 @@ class Task(object):
         self._fresh = False  # a pushed state arrived that the loop has not looked at
         self._following = False
         self._outcome = outcome  # the final result dict, or the McpError the task ended with
+        self._tool = None  # the tool's name when this process started it: its outputSchema checks the result
         self._answered = set()  # input request keys already answered (2026-07-28)
         self._sub = None
         if task_id is not None:
@@ -4858,6 +4861,7 @@ class Task(object):
             raise RequestTimeout("task %s did not end within %.3g s (it goes on)" % (self.id, wait))
         if isinstance(outcome, BaseException):
             raise outcome
+        self._session._check_output(self._tool, outcome)
         return _tool_value(outcome)
 
     def cancel(self):

@@ -243,6 +243,8 @@ def test_output_is_checked_once_the_tool_list_is_known(era):
             c.submit("echo", n=[]).result()
         with pytest.raises(OutputValidationError):
             c.request("tools/call", {"name": "echo", "arguments": {"n": 1.5}})
+        with pytest.raises(OutputValidationError):
+            c.start("echo", n="a result at once").result()
 
 
 def test_a_tool_without_an_output_schema_is_not_checked(era):
@@ -340,3 +342,35 @@ def test_2026_input_answers_are_checked_before_they_are_sent():
     with Client(fake("2026-07-28"), roots=["/tmp"],
                 elicitation=lambda params: {"action": "accept", "content": {"name": "Ada"}}) as c:
         assert c.call("ask_input")["responses"]["who"]["content"] == {"name": "Ada"}
+
+
+def test_the_readme_example():
+    weather = {"type": "object", "properties": {"temperature": {"type": "number"}}}
+    with Client(fake("handshake", output_schemas={"echo": weather})) as client:
+        client.list_tools()
+        try:
+            client.call("echo", temperature="warm")
+        except OutputValidationError as e:
+            assert isinstance(e, ToolError)
+            assert (e.tool, e.pointer, e.problem) == ("echo", "/temperature", '"warm" is not of type number')
+            assert e.result["structuredContent"] == {"temperature": "warm"}
+        else:
+            raise AssertionError("no OutputValidationError")
+
+
+TASK_SERVER = os.path.join(HERE, "task_server.py")
+SLEPT_TEXT = {"type": "object", "properties": {"slept": {"type": "string"}}}  # it sends a number
+
+
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+def test_the_result_of_a_task_is_checked(version):
+    argv = [sys.executable, TASK_SERVER, json.dumps({"output_schema": SLEPT_TEXT})]
+    with Client(argv, protocol_version="auto" if version == "2026-07-28" else version) as c:
+        assert c.protocol_version == version
+        c.list_tools()
+        with pytest.raises(OutputValidationError) as info:
+            c.call("work", s=0, poll_ms=100)  # a task, followed by call()
+        assert (info.value.tool, info.value.pointer) == ("work", "/slept")
+        task = c.start("work", s=0, poll_ms=100)
+        with pytest.raises(OutputValidationError, match="structuredContent/slept does not match"):
+            task.result()
