@@ -1374,9 +1374,10 @@ class _SseParser(object):
 # and used by the session, so it sits with the protocol helpers, before the
 # transports.  ``_compile_schema`` turns a schema into a check function once: one
 # closure per keyword present, so a check walks only those.
-#   ``format`` is an annotation (2020-12's default) and never checked; ``$dynamicRef``
-#   and ``$recursiveRef`` are refused (_SchemaError), as is any ``$ref`` outside the
-#   document: mcp_min never fetches a schema (the spec forbids it).
+#   ``format`` is an annotation (2020-12's default) and never checked; 2019-09's
+#   ``$recursiveRef`` is refused (_SchemaError), as is any ``$ref`` outside the
+#   document: mcp_min never fetches a schema (the spec forbids it).  ``$dynamicRef``
+#   follows the dynamic scope (tracked only in a document that uses it).
 #   A hostile schema cannot hang or exhaust a call: the document is indexed up to
 #   SCHEMA_MAX_NODES subschemas and SCHEMA_MAX_DEPTH levels; every check counts its
 #   steps (SCHEMA_MAX_STEPS: ``$ref`` cycles and anyOf-of-anyOf blow-ups end there)
@@ -1387,7 +1388,7 @@ class _SseParser(object):
 
 class _SchemaError(ValueError):
     """A schema mcp_min cannot check with: malformed, too large, a ``$ref`` outside the
-    document, a refused ``pattern``, or ``$dynamicRef``."""
+    document, a refused ``pattern``, or ``$recursiveRef``."""
 
 
 class _Mismatch(object):
@@ -1422,11 +1423,14 @@ class _TooCostly(Exception):
 
 
 class _Run(object):
-    """The step budget of one check (shared by every schema node it visits)."""
-    __slots__ = ("steps",)
+    """The step budget of one check (shared by every schema node it visits), and its dynamic
+    scope: the base URIs of the schema resources entered so far, outermost first (kept only
+    for a document that uses $dynamicRef)."""
+    __slots__ = ("steps", "scope")
 
     def __init__(self):
         self.steps = SCHEMA_MAX_STEPS
+        self.scope = []
 
 
 _JSON_TYPES = {str: "string", dict: "object", list: "array", bool: "boolean", type(None): "null",
@@ -1706,6 +1710,9 @@ class _SchemaCompiler(object):
     def __init__(self, root, draft7=False):
         self.resources = {"": root}  # absolute URI without fragment -> schema
         self.anchors = {}  # URI#name -> schema
+        self.dynamic_anchors = {}  # name -> {resource URI: schema with that $dynamicAnchor}
+        self.dynamic = False  # the document uses $dynamicRef: resources entered are tracked
+        self.root = root
         self.bases = {}  # id(schema) -> its base URI
         self.compiled = {}  # id(schema) -> its check
         self.count = 0
@@ -1732,6 +1739,9 @@ class _SchemaCompiler(object):
         for key in ("$anchor", "$dynamicAnchor"):
             if isinstance(schema.get(key), str):
                 self.anchors.setdefault(base + "#" + schema[key], schema)
+        if isinstance(schema.get("$dynamicAnchor"), str):
+            self.dynamic_anchors.setdefault(schema["$dynamicAnchor"], {}).setdefault(base, schema)
+        self.dynamic = self.dynamic or "$dynamicRef" in schema
         self.bases[id(schema)] = base
         for sub in _subschemas(schema):
             self._index(sub, base, depth + 1)
@@ -1779,20 +1789,44 @@ class _SchemaCompiler(object):
         self.compiled[id(schema)] = lambda value, ev, run, depth: cell[0](value, ev, run, depth)
         if id(schema) not in self.bases:  # reached by a $ref into a place the index did not walk
             self._index(schema, "", 0)
-        cell.append(self._build(schema))
-        self.compiled[id(schema)] = cell[0]
-        return cell[0]
+        check = self._build(schema)
+        if self.dynamic and (schema is self.root or isinstance(schema.get("$id"), str)):
+            check = _entering(self.bases[id(schema)], check)
+        cell.append(check)
+        self.compiled[id(schema)] = check
+        return check
+
+    def dynamic_ref(self, schema):
+        """$dynamicRef: like $ref, unless its target has the $dynamicAnchor the reference names;
+        then the outermost resource of the dynamic scope with that $dynamicAnchor wins."""
+        ref = schema["$dynamicRef"]
+        found = self.target(ref, self.bases[id(schema)])
+        name = ref.partition("#")[2]
+        static = _entering(self.bases.get(id(found), ""), self.node(found))
+        if not isinstance(found, dict) or found.get("$dynamicAnchor") != name or not name:
+            return static
+        candidates = {uri: _entering(uri, self.node(sub)) for uri, sub in self.dynamic_anchors[name].items()}
+
+        def check(value, ev, run, depth):
+            for uri in run.scope:
+                if uri in candidates:
+                    return candidates[uri](value, ev, run, depth)
+            return static(value, ev, run, depth)
+        return check
 
     def _build(self, schema):
-        for key in ("$dynamicRef", "$recursiveRef"):
-            if key in schema:
-                raise _SchemaError("%s is not supported by mcp_min's validator" % key)
+        if "$recursiveRef" in schema:
+            raise _SchemaError("$recursiveRef (2019-09) is not supported by mcp_min's validator")
         checks, late, built = [], [], set()
-        leaf = "$ref" not in schema and not any(True for _ in _subschemas(schema))
+        leaf = "$ref" not in schema and "$dynamicRef" not in schema and not any(True for _ in _subschemas(schema))
         if "$ref" in schema:
-            checks.append(self.node(self.target(schema["$ref"], self.bases[id(schema)])))
+            target = self.target(schema["$ref"], self.bases[id(schema)])
+            checks.append(_entering(self.bases.get(id(target), ""), self.node(target)) if self.dynamic
+                          else self.node(target))
             if self.ref_alone:
                 schema = {}
+        if "$dynamicRef" in schema:
+            checks.append(self.dynamic_ref(schema))
         typed = _kw_type(self, schema, schema["type"]) if "type" in schema else None
         fast = typed.fast if typed is not None else ()
         for key, build in _KEYWORDS:
@@ -1857,6 +1891,17 @@ class _SchemaCompiler(object):
                     return found
             return None
         return node
+
+
+def _entering(uri, check):
+    """``check``, with the resource ``uri`` on the dynamic scope while it runs."""
+    def entered(value, ev, run, depth):
+        run.scope.append(uri)
+        try:
+            return check(value, ev, run, depth)
+        finally:
+            run.scope.pop()
+    return entered
 
 
 def _count(value, keyword):
