@@ -1491,10 +1491,13 @@ def _short(value):
 
 # -- patterns ----------------------------------------------------------------------
 # Python's re backtracks and has no timeout, so two rules bound every pattern check:
-# 1. A repeated group whose body can itself repeat or branch -- (a+)+, (a|ab)*, (\.\w+)* --
+# 1. A repeated group whose body can itself repeat or branch -- (a+)+, (a|ab)*, (\w+\s?)* --
 #    is refused (_SchemaError): such patterns can take time exponential in the input's length.
-#    (Telling the safe ones apart needs a real regex analysis; a linear-time engine would
-#    be a second regex implementation in this file.)
+#    Except when each round must start with one literal character that nothing repeated or
+#    optional in the body can match, as in (\.[a-z0-9]+)* or (-\w+)*: then where each round
+#    starts is fixed, and there is nothing to backtrack over.  (Telling every safe pattern
+#    apart needs a real regex analysis; a linear-time engine would be a second regex
+#    implementation in this file.)
 # 2. What remains costs at most about n ** d steps for a string of n characters, where d is
 #    the number of repeats plus one when the pattern is not anchored with ^ (a search
 #    tries every start).  A string longer than SCHEMA_PATTERN_WORK ** (1 / d) characters
@@ -1526,9 +1529,16 @@ def _translate_pattern(pattern):
     def refuse(why):
         raise _SchemaError("pattern %r: %s" % (_shorten(pattern, 100), why))
 
-    out, groups, repeats = [], [False], 0  # groups: per open group, can its body repeat or branch?
+    def atom(text, literal=None):  # ``literal``: the one character the atom matches, if it is one
+        group = groups[-1]
+        group.atoms += 1
+        if group.lead is None:
+            group.lead = literal or False
+        out.append(text)
+
+    out, groups, repeats = [], [_RegexGroup()], 0  # groups: the open ones, outermost first
     last = None  # what a quantifier here would repeat: "atom", "group" or None (nothing)
-    last_group = False  # ... and, for a group, whether its body can repeat or branch
+    closed = None  # ... the _RegexGroup, when it is a group
     i, n = 0, len(pattern)
     while i < n:
         c = pattern[i]
@@ -1537,21 +1547,21 @@ def _translate_pattern(pattern):
             if not e:
                 refuse("it ends with a backslash")
             if e in "dDwWsS":
-                out.append(("[%s]" if e.islower() else "[^%s]") % _ECMA_CLASSES[e.lower()])
+                atom(("[%s]" if e.islower() else "[^%s]") % _ECMA_CLASSES[e.lower()])
             elif e == "c" and pattern[i + 2:i + 3].isalpha():  # \cJ: a control character
-                out.append("\\x%02x" % (ord(pattern[i + 2]) % 32))
+                atom("\\x%02x" % (ord(pattern[i + 2]) % 32), chr(ord(pattern[i + 2]) % 32))
                 i += 1
             elif e.isdigit() and e != "0" or e in "kpPc" or pattern.startswith("\\u{", i):
                 refuse("back-references, \\p{...} and \\u{...} are not supported")
             else:
-                out.append(pattern[i:i + 2])
+                atom(pattern[i:i + 2], None if e.isalnum() else e)
             i, last = i + 2, "atom"
         elif c == "[":
             j = i + 1
             negated = pattern.startswith("^", j)
             j += negated
             if pattern.startswith("]", j):  # ECMA-262: [] matches nothing, [^] anything
-                out.append("[\\s\\S]" if negated else "(?!)")
+                atom("[\\s\\S]" if negated else "(?!)")
                 i, last = j + 1, "atom"
                 continue
             part = ["[^" if negated else "["]
@@ -1573,7 +1583,7 @@ def _translate_pattern(pattern):
                     j += 1
             if j >= n:
                 refuse("a [ is never closed")
-            out.append("".join(part) + "]")
+            atom("".join(part) + "]")
             i, last = j + 1, "atom"
         elif c == "(":
             head = pattern[i:i + 4]
@@ -1591,17 +1601,21 @@ def _translate_pattern(pattern):
             else:
                 out.append("(")
                 i += 1
-            groups.append(False)
+            groups[-1].atoms += 1
+            if groups[-1].lead is None:
+                groups[-1].lead = False
+            groups.append(_RegexGroup())
             last = None
         elif c == ")":
             if len(groups) == 1:
                 refuse("unbalanced )")
-            last_group = groups.pop()
-            groups[-1] = groups[-1] or last_group
+            closed = groups.pop()
+            groups[-1].varies = groups[-1].varies or closed.varies
+            groups[-1].tangled = groups[-1].tangled or closed.varies
             out.append(")")
             i, last = i + 1, "group"
         elif c == "|":
-            groups[-1] = True
+            groups[-1].varies = groups[-1].tangled = True
             out.append("|")
             i, last = i + 1, None
         elif c in "*+?" or c == "{" and _quantifier(pattern, i) is not None:
@@ -1613,27 +1627,54 @@ def _translate_pattern(pattern):
                 refuse("nothing to repeat at position %d" % i)
             end += pattern.startswith("?", end)  # lazy
             repeating = high is None or high > 1 and high != low
-            if repeating and last == "group" and last_group:
+            if repeating and last == "group" and closed.varies and not closed.rounds_are_fixed():
                 refuse("a repeated group that can itself repeat or branch can backtrack exponentially")
             repeats += repeating
-            groups[-1] = groups[-1] or high != low
+            group = groups[-1]
+            if high != low:
+                group.varies = True
+                if last == "group":
+                    group.tangled = True
+                else:
+                    group.loose.append(out[-1])
+                    if group.atoms == 1:  # the lead itself repeats or is optional: no lead
+                        group.lead = False
             out.append(pattern[i:end])
             i, last = end, None
         elif c == "{":
-            out.append("\\{")
+            atom("\\{", "{")
             i, last = i + 1, "atom"
         elif c == "$":
             out.append("\\Z")
             i, last = i + 1, None
         elif c == ".":
-            out.append("[^\\n\\r\\u2028\\u2029]")
+            atom("[^\\n\\r\\u2028\\u2029]")
             i, last = i + 1, "atom"
-        else:
+        elif c == "^":
             out.append(c)
-            i, last = i + 1, (None if c == "^" else "atom")
+            i, last = i + 1, None
+        else:
+            atom(c, c)
+            i, last = i + 1, "atom"
     if len(groups) != 1:
         refuse("a ( is never closed")
     return "".join(out), max(1, repeats + (not pattern.startswith("^")))
+
+
+class _RegexGroup(object):
+    """What _translate_pattern knows of one group's body (the whole pattern is one too)."""
+    __slots__ = ("atoms", "lead", "varies", "tangled", "loose")
+
+    def __init__(self):
+        self.atoms = 0  # atoms (characters, classes, groups) of the body so far
+        self.lead = None  # the literal character the body starts with; False: it starts otherwise
+        self.varies = False  # the body can repeat or branch
+        self.tangled = False  # ... with a branch, or a group that repeats or varies itself
+        self.loose = []  # Python texts of the atoms the body repeats or makes optional
+
+    def rounds_are_fixed(self):
+        """Each round of this group, repeated, starts where its lead is, and only there."""
+        return bool(self.lead) and not self.tangled and not any(re.fullmatch(text, self.lead) for text in self.loose)
 
 
 _ECMA_CLASSES = {"d": "0-9", "w": "a-zA-Z0-9_", "s": "\\s\\ufeff"}  # (ECMA-262's \s has U+FEFF too)

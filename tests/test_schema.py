@@ -129,6 +129,21 @@ def test_patterns_that_backtrack_exponentially_are_refused(pattern):
         mcp_min._compile_schema({"patternProperties": {pattern: {}}})
 
 
+@pytest.mark.parametrize("pattern, text, ok", [
+    ("^[a-z0-9]+(\\.[a-z0-9]+)*$", "api.example.com", True), ("^[a-z0-9]+(\\.[a-z0-9]+)*$", "api..com", False),
+    ("^\\w+(-\\w+)*$", "a-b-c", True), ("^(\\.[a-z]?\\.)*$", "..", True),
+])
+def test_repeated_groups_whose_rounds_start_at_a_fixed_character_are_checked(pattern, text, ok):
+    # Each round starts at a literal character that nothing repeated inside it can match.
+    assert (check({"pattern": pattern}, text) is None) is ok
+
+
+@pytest.mark.parametrize("pattern", ["^(x[a-z]+)*$", "^(\\.[^x]*)*$", "^(-(-a)*)*$"])
+def test_a_lead_character_the_body_can_match_again_is_no_guard(pattern):
+    with pytest.raises(mcp_min._SchemaError, match="backtrack exponentially"):
+        mcp_min._compile_schema({"pattern": pattern})
+
+
 @pytest.mark.parametrize("pattern", ["^(a)\\1$", "\\p{L}", "\\k<x>", "(?i)a", "[a", "(a", "a)", "*a", "x" * 2000])
 def test_patterns_mcp_min_cannot_check_are_refused_with_a_reason(pattern):
     with pytest.raises(mcp_min._SchemaError, match="pattern"):
