@@ -108,7 +108,7 @@ __version__ = "0.2.0"
 
 __all__ = [
     "Client", "Future", "Subscription", "McpError", "RequestError", "ResourceNotFound",
-    "ToolError", "ConnectionClosed", "RequestTimeout", "RequestCancelled", "HttpError",
+    "ToolError", "OutputValidationError", "ConnectionClosed", "RequestTimeout", "RequestCancelled", "HttpError",
     "AuthRequired", "AuthError", "SkillVerificationError", "OAuth", "Task", "UrlElicitationRequired", "main",
 ]
 
@@ -168,6 +168,15 @@ TASK_POLL_FLOOR = 0.1  # seconds: a task is never polled faster, whatever interv
 TASK_POLL_CEILING = 30.0  # seconds: nor more slowly (a forgotten server must still be noticed).
 TASK_POLL_BACKOFF = 1.0  # no suggestion: poll at the floor, doubling the wait up to this.
 TASK_CANCEL_TIMEOUT = 5.0  # seconds for the tasks/cancel of a call that gives up on its task.
+# JSON Schema checks (tool output, elicitation answers).  Real schemas have tens of nodes and
+# a few levels; these bound what a hostile server can make one check cost.
+SCHEMA_MAX_NODES = 10000  # subschemas in one schema document.
+SCHEMA_MAX_DEPTH = 128  # nested subschemas, in the document and in one check ($ref hops and
+#   value levels included): each level is two Python frames, well inside the recursion limit.
+SCHEMA_MAX_STEPS = 1000000  # subschemas one check visits (about a second of Python): ends
+#   $ref cycles and anyOf-of-anyOf blow-ups; a result of a million values still fits.
+SCHEMA_PATTERN_CHARS = 1000  # one pattern; real ones are a few dozen characters.
+SCHEMA_PATTERN_WORK = 2 * 10 ** 7  # regex steps one pattern check may take (see _translate_pattern).
 _TRACE_CHARS = 4000  # a traced message longer than this is shortened in the log.
 
 # Skills (SEP-2640).  A skill past the SEP's limits (servers should serve no more) is refused
@@ -261,6 +270,21 @@ class ToolError(McpError):
     def __init__(self, message, result):
         McpError.__init__(self, message)
         self.result = result
+
+
+class OutputValidationError(ToolError):
+    """A tool's ``structuredContent`` does not match the ``outputSchema`` its tools/list entry
+    declares (or is missing); the call returns nothing.
+
+    Attributes: ``tool`` (its name), ``pointer`` (the JSON pointer, inside structuredContent,
+    of the first difference; "" for the whole value), ``problem`` (what is wrong there) and
+    ``result`` (the raw CallToolResult).
+    """
+
+    def __init__(self, tool, pointer, problem, result):
+        self.tool, self.pointer, self.problem = tool, pointer, problem
+        ToolError.__init__(self, "tool %r: structuredContent%s does not match its outputSchema: %s"
+                           % (tool, pointer, problem), result)
 
 
 class ConnectionClosed(McpError):
@@ -1447,6 +1471,1135 @@ class _SseParser(object):
             if value.isdigit():  # (ASCII digits only, as the rules say)
                 self.retry_ms = int(value)
         return None
+
+
+# ---------------------------------------------------------------------------
+# JSON Schema: checking what the server returns and what we answer
+#
+# The spec asks clients to check a tool's ``structuredContent`` against its
+# ``outputSchema``, and a form elicitation answer follows the ``requestedSchema``
+# it was asked with.  This is a JSON Schema 2020-12 validator that also reads the
+# draft-07 / 2019-09 spellings servers still emit (``definitions``, array-form
+# ``items`` with ``additionalItems``, ``dependencies``, ``"$id": "#name"``, and
+# ``$ref`` beside nothing else under a draft-07 ``$schema``).  It is pure (no I/O)
+# and used by the session, so it sits with the protocol helpers, before the
+# transports.  ``_compile_schema`` turns a schema into a check function once: one
+# closure per keyword present, so a check walks only those.
+#   ``format`` is an annotation (2020-12's default) and never checked; 2019-09's
+#   ``$recursiveRef`` is refused (_SchemaError), as is any ``$ref`` outside the
+#   document: mcp_min never fetches a schema (the spec forbids it).  ``$dynamicRef``
+#   follows the dynamic scope (tracked only in a document that uses it).
+#   A hostile schema cannot hang or exhaust a call: the document is indexed up to
+#   SCHEMA_MAX_NODES subschemas and SCHEMA_MAX_DEPTH levels; every check counts its
+#   steps (SCHEMA_MAX_STEPS: ``$ref`` cycles and anyOf-of-anyOf blow-ups end there)
+#   and its nesting (SCHEMA_MAX_DEPTH, well inside Python's recursion limit); and
+#   ``pattern`` is made safe for Python's backtracking ``re`` (see _translate_pattern).
+# ---------------------------------------------------------------------------
+
+
+class _SchemaError(ValueError):
+    """A schema mcp_min cannot check with: malformed, too large, a ``$ref`` outside the
+    document, a refused ``pattern``, or ``$recursiveRef``."""
+
+
+class _Mismatch(object):
+    """The first difference found: ``message``, and the path to the value at fault,
+    innermost part first (parts are added on the way out: a passing check builds nothing)."""
+    __slots__ = ("message", "parts")
+
+    def __init__(self, message):
+        self.message, self.parts = message, []
+
+    def pointer(self):
+        """The JSON pointer (RFC 6901) of the value at fault; "" for the whole value."""
+        return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in reversed(self.parts))
+
+
+class _Evaluated(object):
+    """Which properties and items of one value its schema has evaluated: the annotations
+    that unevaluatedProperties and unevaluatedItems read.  Collected only under those."""
+    __slots__ = ("props", "items")
+
+    def __init__(self):
+        self.props, self.items = set(), set()
+
+    def merge(self, other):
+        self.props |= other.props
+        self.items |= other.items
+
+
+class _TooCostly(Exception):
+    """A check went past SCHEMA_MAX_STEPS or SCHEMA_MAX_DEPTH.  An exception, not a
+    mismatch, so that no ``not`` or ``anyOf`` can turn it into a pass."""
+
+
+class _Run(object):
+    """The step budget of one check (shared by every schema node it visits), and its dynamic
+    scope: the base URIs of the schema resources entered so far, outermost first (kept only
+    for a document that uses $dynamicRef)."""
+    __slots__ = ("steps", "scope")
+
+    def __init__(self):
+        self.steps = SCHEMA_MAX_STEPS
+        self.scope = []
+
+
+_JSON_TYPES = {str: "string", dict: "object", list: "array", bool: "boolean", type(None): "null",
+               int: "integer", float: "number"}
+_TYPE_NAMES = frozenset(_JSON_TYPES.values())
+
+
+def _json_type(value):
+    """The JSON type of a value ("integer" for 1 and 1.0), or None for what JSON cannot carry."""
+    kind = _JSON_TYPES.get(type(value))
+    if kind is None:  # subclasses and tuples (from a callback; json.loads makes none)
+        for base, name in ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"),
+                           (dict, "object"), ((list, tuple), "array")):
+            if isinstance(value, base):
+                kind = name
+                break
+    if kind == "number" and value.is_integer():
+        return "integer"
+    return kind
+
+
+def _json_key(value):
+    """A hashable key, equal for equal JSON values: 1 and 1.0 share one, True and 1 do not."""
+    if type(value) is str or value is None:
+        return value
+    if isinstance(value, bool):
+        return ("b", bool(value))
+    if isinstance(value, (int, float)):
+        return int(value) if isinstance(value, float) and value.is_integer() else value
+    if isinstance(value, (list, tuple)):
+        return ("a",) + tuple(_json_key(v) for v in value)
+    if isinstance(value, dict):
+        return ("o", frozenset((k, _json_key(v)) for k, v in value.items()))
+    return ("?", id(value))  # not JSON: equal to nothing else
+
+
+def _decimal(number):
+    """(digits, exponent) with number == digits * 10 ** exponent, read from its shortest repr:
+    JSON numbers are decimal, and 0.0075 is a multiple of 0.0001 as written."""
+    if not isinstance(number, float):
+        return int(number), 0
+    mantissa, _, exp = repr(number).lower().partition("e")
+    whole, _, frac = mantissa.partition(".")
+    return int(whole + frac), int(exp or 0) - len(frac)
+
+
+def _is_multiple(value, of):
+    if isinstance(value, float) and not math.isfinite(value):
+        return False
+    (a, ea), (b, eb) = _decimal(value), _decimal(of)
+    low = min(ea, eb)  # exact integer arithmetic; exponents of finite floats stay within +-400
+    return (a * 10 ** (ea - low)) % (b * 10 ** (eb - low)) == 0
+
+
+def _short(value):
+    return _shorten(_dumps_for_humans(value), 80)
+
+
+# -- patterns ----------------------------------------------------------------------
+# Python's re backtracks and has no timeout, so two rules bound every pattern check:
+# 1. A repeated group whose body can itself repeat or branch -- (a+)+, (a|ab)*, (\w+\s?)* --
+#    is refused (_SchemaError): such patterns can take time exponential in the input's length.
+#    Except when each round must start with one literal character that nothing repeated or
+#    optional in the body can match, as in (\.[a-z0-9]+)* or (-\w+)*: then where each round
+#    starts is fixed, and there is nothing to backtrack over.  (Telling every safe pattern
+#    apart needs a real regex analysis; a linear-time engine would be a second regex
+#    implementation in this file.)
+# 2. What remains costs at most about n ** d steps for a string of n characters, where d is
+#    the number of repeats plus one when the pattern is not anchored with ^ (a search
+#    tries every start).  A string longer than SCHEMA_PATTERN_WORK ** (1 / d) characters
+#    is reported as a mismatch ("too long to check against the pattern"), never matched:
+#    ^[a-z0-9-]+$ (d = 1) checks any string, an e-mail-like ^[^@]+@[^@]+\.[^@]+$ (d = 3)
+#    up to 271 characters.
+# Translated from ECMA-262 where cheap: \d and \w are ASCII there, \s has U+FEFF, . stops at every line
+# terminator, $ is the very end (Python's also matches before a final newline), and named
+# groups are (?<name>...), \cX is a control character.  Unicode property escapes (\p{...}),
+# back-references and \u{...} are refused.
+
+def _quantifier(pattern, i):
+    """The counted quantifier {n}, {n,} or {n,m} at ``pattern[i]``: (end, low, high or None),
+    or None when the brace is a literal (ECMA-262 reads a stray { as itself)."""
+    close = pattern.find("}", i)
+    if close < 0:
+        return None
+    low, comma, high = pattern[i + 1:close].partition(",")
+    if not low.isdigit() or (high and not high.isdigit()) or (not comma and high):
+        return None
+    return close + 1, int(low), (int(high) if high else None) if comma else int(low)
+
+
+def _translate_pattern(pattern):
+    """An ECMA-262 pattern as Python regex text, and its degree d (see above); or SchemaError."""
+    if len(pattern) > SCHEMA_PATTERN_CHARS:
+        raise _SchemaError("pattern of %d characters (mcp_min checks up to %d)" % (len(pattern), SCHEMA_PATTERN_CHARS))
+
+    def refuse(why):
+        raise _SchemaError("pattern %r: %s" % (_shorten(pattern, 100), why))
+
+    def atom(text, literal=None):  # ``literal``: the one character the atom matches, if it is one
+        group = groups[-1]
+        group.atoms += 1
+        if group.lead is None:
+            group.lead = literal or False
+        out.append(text)
+
+    out, groups, repeats = [], [_RegexGroup()], 0  # groups: the open ones, outermost first
+    last = None  # what a quantifier here would repeat: "atom", "group" or None (nothing)
+    closed = None  # ... the _RegexGroup, when it is a group
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "\\":
+            e = pattern[i + 1:i + 2]
+            if not e:
+                refuse("it ends with a backslash")
+            if e in "dDwWsS":
+                atom(("[%s]" if e.islower() else "[^%s]") % _ECMA_CLASSES[e.lower()])
+            elif e == "c" and pattern[i + 2:i + 3].isalpha():  # \cJ: a control character
+                atom("\\x%02x" % (ord(pattern[i + 2]) % 32), chr(ord(pattern[i + 2]) % 32))
+                i += 1
+            elif e.isdigit() and e != "0" or e in "kpPc" or pattern.startswith("\\u{", i):
+                refuse("back-references, \\p{...} and \\u{...} are not supported")
+            else:
+                atom(pattern[i:i + 2], None if e.isalnum() else e)
+            i, last = i + 2, "atom"
+        elif c == "[":
+            j = i + 1
+            negated = pattern.startswith("^", j)
+            j += negated
+            if pattern.startswith("]", j):  # ECMA-262: [] matches nothing, [^] anything
+                atom("[\\s\\S]" if negated else "(?!)")
+                i, last = j + 1, "atom"
+                continue
+            part = ["[^" if negated else "["]
+            while j < n and pattern[j] != "]":
+                if pattern[j] == "\\":
+                    e = pattern[j + 1:j + 2]
+                    if e in ("d", "w", "s"):
+                        part.append(_ECMA_CLASSES[e])
+                    elif e == "c" and pattern[j + 2:j + 3].isalpha():
+                        part.append("\\x%02x" % (ord(pattern[j + 2]) % 32))
+                        j += 1
+                    elif e and (e in "pPc" or e.isdigit() and e != "0"):
+                        refuse("back-references and \\p{...} are not supported")
+                    else:
+                        part.append(pattern[j:j + 2])
+                    j += 2
+                else:
+                    part.append("\\[" if pattern[j] == "[" else pattern[j])  # Python would warn of nested sets
+                    j += 1
+            if j >= n:
+                refuse("a [ is never closed")
+            atom("".join(part) + "]")
+            i, last = j + 1, "atom"
+        elif c == "(":
+            head = pattern[i:i + 4]
+            if head.startswith("(?<") and head[3:4] not in ("=", "!"):
+                out.append("(?P<")
+                i += 3
+            elif head.startswith(("(?:", "(?=", "(?!")):
+                out.append(head[:3])
+                i += 3
+            elif head.startswith(("(?<=", "(?<!")):
+                out.append(head)
+                i += 4
+            elif head.startswith("(?"):
+                refuse("(? that is not a group, lookaround or named group")
+            else:
+                out.append("(")
+                i += 1
+            groups[-1].atoms += 1
+            if groups[-1].lead is None:
+                groups[-1].lead = False
+            groups.append(_RegexGroup())
+            last = None
+        elif c == ")":
+            if len(groups) == 1:
+                refuse("unbalanced )")
+            closed = groups.pop()
+            groups[-1].varies = groups[-1].varies or closed.varies
+            groups[-1].tangled = groups[-1].tangled or closed.varies
+            out.append(")")
+            i, last = i + 1, "group"
+        elif c == "|":
+            groups[-1].varies = groups[-1].tangled = True
+            out.append("|")
+            i, last = i + 1, None
+        elif c in "*+?" or c == "{" and _quantifier(pattern, i) is not None:
+            if c == "{":
+                end, low, high = _quantifier(pattern, i)
+            else:
+                end, low, high = i + 1, (1 if c == "+" else 0), (1 if c == "?" else None)
+            if last is None:
+                refuse("nothing to repeat at position %d" % i)
+            end += pattern.startswith("?", end)  # lazy
+            repeating = high is None or high > 1 and high != low
+            if repeating and last == "group" and closed.varies and not closed.rounds_are_fixed():
+                refuse("a repeated group that can itself repeat or branch can backtrack exponentially")
+            repeats += repeating
+            group = groups[-1]
+            if high != low:
+                group.varies = True
+                if last == "group":
+                    group.tangled = True
+                else:
+                    group.loose.append(out[-1])
+                    if group.atoms == 1:  # the lead itself repeats or is optional: no lead
+                        group.lead = False
+            out.append(pattern[i:end])
+            i, last = end, None
+        elif c == "{":
+            atom("\\{", "{")
+            i, last = i + 1, "atom"
+        elif c == "$":
+            out.append("\\Z")
+            i, last = i + 1, None
+        elif c == ".":
+            atom("[^\\n\\r\\u2028\\u2029]")
+            i, last = i + 1, "atom"
+        elif c == "^":
+            out.append(c)
+            i, last = i + 1, None
+        else:
+            atom(c, c)
+            i, last = i + 1, "atom"
+    if len(groups) != 1:
+        refuse("a ( is never closed")
+    return "".join(out), max(1, repeats + (not pattern.startswith("^")))
+
+
+class _RegexGroup(object):
+    """What _translate_pattern knows of one group's body (the whole pattern is one too)."""
+    __slots__ = ("atoms", "lead", "varies", "tangled", "loose")
+
+    def __init__(self):
+        self.atoms = 0  # atoms (characters, classes, groups) of the body so far
+        self.lead = None  # the literal character the body starts with; False: it starts otherwise
+        self.varies = False  # the body can repeat or branch
+        self.tangled = False  # ... with a branch, or a group that repeats or varies itself
+        self.loose = []  # Python texts of the atoms the body repeats or makes optional
+
+    def rounds_are_fixed(self):
+        """Each round of this group, repeated, starts where its lead is, and only there."""
+        return bool(self.lead) and not self.tangled and not any(re.fullmatch(text, self.lead) for text in self.loose)
+
+
+_ECMA_CLASSES = {"d": "0-9", "w": "a-zA-Z0-9_", "s": "\\s\\ufeff"}  # (ECMA-262's \s has U+FEFF too)
+
+
+def _pattern_search(pattern):
+    """``search(text)``: True or False, or None when the text is too long to check (see above)."""
+    if not isinstance(pattern, str):
+        raise _SchemaError("a pattern must be a string, not %s" % _short(pattern))
+    text, degree = _translate_pattern(pattern)
+    try:
+        found = re.compile(text).search
+    except (re.error, OverflowError, RecursionError) as e:
+        raise _SchemaError("pattern %r: %s" % (_shorten(pattern, 100), e))
+    longest = int(SCHEMA_PATTERN_WORK ** (1.0 / degree))
+
+    def search(value):
+        return None if len(value) > longest else found(value) is not None
+    search.longest = longest
+    return search
+
+
+# -- the compiler --------------------------------------------------------------------
+# A compiled node is ``check(value, evaluated, run, depth)``: None when the value passes,
+# else the _Mismatch.  ``evaluated`` is an _Evaluated to record annotations into, or None.
+
+def _accept(value, evaluated, run, depth):
+    return None
+
+
+def _reject(value, evaluated, run, depth):
+    return _Mismatch("no value is allowed here (the schema is false)")
+
+
+_SUBSCHEMA = ("additionalProperties", "unevaluatedProperties", "additionalItems", "unevaluatedItems",
+              "contains", "propertyNames", "not", "if", "then", "else", "items")
+_SUBSCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies")
+_SUBSCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems", "items")
+_OLD_DRAFTS = ("draft-03", "draft-04", "draft-06", "draft-07")  # there $ref replaces its siblings
+
+
+def _subschemas(schema):
+    for key in _SUBSCHEMA:
+        if isinstance(schema.get(key), (dict, bool)):
+            yield schema[key]
+    for key in _SUBSCHEMA_MAPS:
+        if isinstance(schema.get(key), dict):
+            for sub in schema[key].values():
+                if isinstance(sub, (dict, bool)):
+                    yield sub
+    for key in _SUBSCHEMA_LISTS:
+        if isinstance(schema.get(key), list):
+            for sub in schema[key]:
+                yield sub
+
+
+def _has_scheme(uri):
+    scheme, colon, _ = uri.partition(":")
+    return bool(colon) and scheme[:1].isalpha() and all(ch.isalnum() or ch in "+-." for ch in scheme)
+
+
+def _resolve_uri(base, ref):
+    if ref.startswith("#"):
+        return base.partition("#")[0] + ref
+    if _has_scheme(ref) or not base:
+        return ref
+    import urllib.parse  # only for relative references against a base: rare in MCP schemas
+    return urllib.parse.urljoin(base, ref)
+
+
+class _SchemaCompiler(object):
+    """Indexes one schema document (its $id, $anchor and subschemas), then compiles nodes."""
+
+    def __init__(self, root, draft7=False):
+        self.resources = {"": root}  # absolute URI without fragment -> schema
+        self.anchors = {}  # URI#name -> schema
+        self.dynamic_anchors = {}  # name -> {resource URI: schema with that $dynamicAnchor}
+        self.dynamic = False  # the document uses $dynamicRef: resources entered are tracked
+        self.root = root
+        self.bases = {}  # id(schema) -> its base URI
+        self.compiled = {}  # id(schema) -> its check
+        self.count = 0
+        dialect = root.get("$schema") if isinstance(root, dict) else None
+        self.ref_alone = any(d in dialect for d in _OLD_DRAFTS) if isinstance(dialect, str) else draft7
+        self._index(root, "", 0)
+
+    def _index(self, schema, base, depth):
+        self.count += 1
+        if self.count > SCHEMA_MAX_NODES or depth > SCHEMA_MAX_DEPTH:
+            raise _SchemaError("the schema has more than %d subschemas or more than %d levels"
+                              % (SCHEMA_MAX_NODES, SCHEMA_MAX_DEPTH))
+        if isinstance(schema, bool):
+            return
+        if not isinstance(schema, dict):
+            raise _SchemaError("a schema is an object or a boolean, not %s" % _short(schema))
+        own = schema.get("$id")
+        if isinstance(own, str) and not (self.ref_alone and "$ref" in schema):
+            if own.startswith("#"):  # draft-07's plain-name anchor
+                self.anchors.setdefault(base.partition("#")[0] + own, schema)
+            else:
+                base = _resolve_uri(base, own).partition("#")[0]
+                self.resources.setdefault(base, schema)
+        for key in ("$anchor", "$dynamicAnchor"):
+            if isinstance(schema.get(key), str):
+                self.anchors.setdefault(base + "#" + schema[key], schema)
+        if isinstance(schema.get("$dynamicAnchor"), str):
+            self.dynamic_anchors.setdefault(schema["$dynamicAnchor"], {}).setdefault(base, schema)
+        self.dynamic = self.dynamic or "$dynamicRef" in schema
+        self.bases[id(schema)] = base
+        for sub in _subschemas(schema):
+            self._index(sub, base, depth + 1)
+
+    def target(self, ref, base):
+        """The schema a $ref names, inside this document only."""
+        if not isinstance(ref, str):
+            raise _SchemaError("$ref must be a string, not %s" % _short(ref))
+        uri = _resolve_uri(base, ref)
+        where, _, fragment = uri.partition("#")
+        if "%" in fragment:
+            import urllib.parse
+            fragment = urllib.parse.unquote(fragment)
+        if where not in self.resources:
+            raise _SchemaError("$ref %r points outside the schema (%s); mcp_min never fetches schemas"
+                              % (_shorten(ref, 200), _shorten(where, 200)))
+        if fragment and not fragment.startswith("/"):
+            found = self.anchors.get(where + "#" + fragment)
+            if found is None:
+                raise _SchemaError("$ref %r: no $anchor %r in the schema" % (_shorten(ref, 200), fragment))
+            return found
+        node = self.resources[where]
+        for token in fragment.split("/")[1:]:
+            token = token.replace("~1", "/").replace("~0", "~")
+            if isinstance(node, dict) and token in node:
+                node = node[token]
+            elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
+                node = node[int(token)]
+            else:
+                raise _SchemaError("$ref %r: the schema has nothing there" % _shorten(ref, 200))
+        return node
+
+    def node(self, schema):
+        """The check of one schema node, compiled once (a $ref cycle meets a forwarder)."""
+        if schema is True:
+            return _accept
+        if schema is False:
+            return _reject
+        if not isinstance(schema, dict):
+            raise _SchemaError("a schema is an object or a boolean, not %s" % _short(schema))
+        done = self.compiled.get(id(schema))
+        if done is not None:
+            return done
+        cell = []
+        self.compiled[id(schema)] = lambda value, ev, run, depth: cell[0](value, ev, run, depth)
+        if id(schema) not in self.bases:  # reached by a $ref into a place the index did not walk
+            self._index(schema, "", 0)
+        check = self._build(schema)
+        if self.dynamic and (schema is self.root or isinstance(schema.get("$id"), str)):
+            check = _entering(self.bases[id(schema)], check)
+        cell.append(check)
+        self.compiled[id(schema)] = check
+        return check
+
+    def dynamic_ref(self, schema):
+        """$dynamicRef: like $ref, unless its target has the $dynamicAnchor the reference names;
+        then the outermost resource of the dynamic scope with that $dynamicAnchor wins."""
+        ref = schema["$dynamicRef"]
+        found = self.target(ref, self.bases[id(schema)])
+        name = ref.partition("#")[2]
+        static = _entering(self.bases.get(id(found), ""), self.node(found))
+        if not isinstance(found, dict) or found.get("$dynamicAnchor") != name or not name:
+            return static
+        candidates = {uri: _entering(uri, self.node(sub)) for uri, sub in self.dynamic_anchors[name].items()}
+
+        def check(value, ev, run, depth):
+            for uri in run.scope:
+                if uri in candidates:
+                    return candidates[uri](value, ev, run, depth)
+            return static(value, ev, run, depth)
+        return check
+
+    def _build(self, schema):
+        if "$recursiveRef" in schema:
+            raise _SchemaError("$recursiveRef (2019-09) is not supported by mcp_min's validator")
+        checks, late, built = [], [], set()
+        leaf = "$ref" not in schema and "$dynamicRef" not in schema and not any(True for _ in _subschemas(schema))
+        if "$ref" in schema:
+            target = self.target(schema["$ref"], self.bases[id(schema)])
+            checks.append(_entering(self.bases.get(id(target), ""), self.node(target)) if self.dynamic
+                          else self.node(target))
+            if self.ref_alone:
+                schema = {}
+        if "$dynamicRef" in schema:
+            checks.append(self.dynamic_ref(schema))
+        typed = _kw_type(self, schema, schema["type"]) if "type" in schema else None
+        fast = typed.fast if typed is not None else ()
+        for key, build in _KEYWORDS:
+            if key in schema and build not in built:
+                built.add(build)
+                check = build(self, schema, schema[key])
+                if check is not None:
+                    checks.append(check)
+        for key, build in (("unevaluatedProperties", _unevaluated_properties), ("unevaluatedItems", _unevaluated_items)):
+            if key in schema:
+                late.append(build(self, schema, schema[key]))
+        checks = tuple(checks)
+        if leaf:
+            # A leaf (no subschema, no $ref) cannot recurse: its caller counted the step.
+            if not checks:
+                return _accept if typed is None else (
+                    lambda value, ev, run, depth: None if type(value) in fast else typed(value, ev, run, depth))
+
+            def node(value, ev, run, depth):
+                if typed is not None and type(value) not in fast:
+                    found = typed(value, ev, run, depth)
+                    if found is not None:
+                        return found
+                for check in checks:
+                    found = check(value, ev, run, depth)
+                    if found is not None:
+                        return found
+                return None
+            return node
+        if late:
+            late = tuple(late)
+
+            def node(value, ev, run, depth):
+                run.steps -= 1
+                if run.steps < 0 or depth > SCHEMA_MAX_DEPTH:
+                    raise _TooCostly()
+                if typed is not None and type(value) not in fast:
+                    found = typed(value, ev, run, depth)
+                    if found is not None:
+                        return found
+                own = _Evaluated()
+                for check in checks + late:
+                    found = check(value, own, run, depth + 1)
+                    if found is not None:
+                        return found
+                if ev is not None:
+                    ev.merge(own)
+                return None
+            return node
+
+        def node(value, ev, run, depth):
+            run.steps -= 1
+            if run.steps < 0 or depth > SCHEMA_MAX_DEPTH:
+                raise _TooCostly()
+            if typed is not None and type(value) not in fast:
+                found = typed(value, ev, run, depth)
+                if found is not None:
+                    return found
+            for check in checks:
+                found = check(value, ev, run, depth + 1)
+                if found is not None:
+                    return found
+            return None
+        return node
+
+
+def _entering(uri, check):
+    """``check``, with the resource ``uri`` on the dynamic scope while it runs."""
+    def entered(value, ev, run, depth):
+        run.scope.append(uri)
+        try:
+            return check(value, ev, run, depth)
+        finally:
+            run.scope.pop()
+    return entered
+
+
+def _count(value, keyword):
+    """A keyword's non-negative integer (2.0 counts as 2)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 or value != int(value):
+        raise _SchemaError("%s must be a non-negative integer, not %s" % (keyword, _short(value)))
+    return int(value)
+
+
+def _number(value, keyword):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _SchemaError("%s must be a number, not %s" % (keyword, _short(value)))
+    return value
+
+
+def _kw_type(compiler, schema, value):
+    names = [value] if isinstance(value, str) else value
+    if not isinstance(names, list) or not all(isinstance(t, str) and t in _TYPE_NAMES for t in names):
+        raise _SchemaError("type must be one of %s or a list of them, not %s" % (", ".join(sorted(_TYPE_NAMES)),
+                                                                              _short(value)))
+    allowed = frozenset(names) | ({"integer"} if "number" in names else frozenset())
+    wanted = " or ".join(names)
+
+    def check(value, ev, run, depth):
+        if _json_type(value) in allowed:
+            return None
+        return _Mismatch("%s is not of type %s" % (_short(value), wanted))
+    # The node tests these Python types itself (one call less on the hot path); others come here.
+    check.fast = frozenset(t for name in names for t in _PYTHON_TYPES[name])
+    return check
+
+
+_PYTHON_TYPES = {"string": (str,), "object": (dict,), "array": (list,), "boolean": (bool,), "null": (type(None),),
+                 "integer": (int,), "number": (int, float)}  # (1.0 is an integer too: the slow path sees to it)
+
+
+def _kw_const(compiler, schema, value):
+    key, wanted = _json_key(value), _short(value)
+
+    def check(value, ev, run, depth):
+        return None if _json_key(value) == key else _Mismatch("%s is not the const %s" % (_short(value), wanted))
+    return check
+
+
+def _kw_enum(compiler, schema, value):
+    if not isinstance(value, list):
+        raise _SchemaError("enum must be a list, not %s" % _short(value))
+    keys = frozenset(_json_key(v) for v in value)
+
+    def check(value, ev, run, depth):
+        if (value if type(value) is str else _json_key(value)) in keys:
+            return None
+        return _Mismatch("%s is not one of the enum's %d values" % (_short(value), len(keys)))
+    return check
+
+
+def _kw_numbers(compiler, schema, _):
+    tests = []
+    for key, ok, says in (("minimum", lambda v, b: v >= b, "less than"), ("maximum", lambda v, b: v <= b, "more than"),
+                          ("exclusiveMinimum", lambda v, b: v > b, "not more than"),
+                          ("exclusiveMaximum", lambda v, b: v < b, "not less than"),
+                          ("multipleOf", _is_multiple, "not a multiple of")):
+        if key in schema and not isinstance(schema[key], bool):  # (draft-04's boolean exclusives: ignored)
+            bound = _number(schema[key], key)
+            if key == "multipleOf" and bound <= 0:
+                raise _SchemaError("multipleOf must be more than 0, not %s" % _short(bound))
+            tests.append((ok, bound, says))
+
+    def check(value, ev, run, depth):
+        if type(value) is bool or not isinstance(value, (int, float)):
+            return None
+        for ok, bound, says in tests:
+            if not ok(value, bound):
+                return _Mismatch("%s is %s %s" % (_short(value), says, _short(bound)))
+        return None
+    return check if tests else None
+
+
+def _kw_strings(compiler, schema, _):
+    low = _count(schema["minLength"], "minLength") if "minLength" in schema else 0
+    high = _count(schema["maxLength"], "maxLength") if "maxLength" in schema else None
+    search = _pattern_search(schema["pattern"]) if "pattern" in schema else None
+    pattern = schema.get("pattern")
+
+    def check(value, ev, run, depth):
+        if not isinstance(value, str):
+            return None
+        if low and len(value) < low:
+            return _Mismatch("%s is shorter than %d characters" % (_short(value), low))
+        if high is not None and len(value) > high:
+            return _Mismatch("%s is longer than %d characters" % (_short(value), high))
+        if search is not None:
+            found = search(value)
+            if found is None:
+                return _Mismatch("a string of %d characters is too long to check against the pattern %r "
+                                 "(mcp_min checks up to %d)" % (len(value), _shorten(pattern, 100), search.longest))
+            if not found:
+                return _Mismatch("%s does not match the pattern %r" % (_short(value), _shorten(pattern, 100)))
+        return None
+    return check
+
+
+def _subschema_map(compiler, value, keyword):
+    if not isinstance(value, dict):
+        raise _SchemaError("%s must be an object, not %s" % (keyword, _short(value)))
+    return {key: compiler.node(sub) for key, sub in value.items()}
+
+
+def _kw_object(compiler, schema, _):
+    """properties, patternProperties and additionalProperties, which depend on each other."""
+    props = _subschema_map(compiler, schema.get("properties", {}), "properties")
+    patterns = [(_pattern_search(p), p, sub) for p, sub in
+                _subschema_map(compiler, schema.get("patternProperties", {}), "patternProperties").items()]
+    other = compiler.node(schema["additionalProperties"]) if "additionalProperties" in schema else None
+
+    def unexpected(key, found):
+        return _Mismatch("the property %r is not allowed" % _shorten(key, 100)) if other is _reject else found
+
+    def plain(value, ev, run, depth):  # no patternProperties: each key has one schema or none
+        if not isinstance(value, dict):
+            return None
+        for key, item in value.items():
+            sub = props.get(key, other)
+            if sub is not None:
+                found = sub(item, None, run, depth)
+                if found is not None:
+                    found = found if key in props else unexpected(key, found)
+                    found.parts.append(key)
+                    return found
+                if ev is not None:
+                    ev.props.add(key)
+        return None
+
+    def check(value, ev, run, depth):
+        if not isinstance(value, dict):
+            return None
+        for key, item in value.items():
+            sub = props.get(key)
+            matched = sub is not None
+            found = sub(item, None, run, depth) if matched else None
+            for search, pattern, sub in patterns:
+                if found is not None:
+                    break
+                hit = search(key)
+                if hit is None:
+                    found = _Mismatch("the property name is too long to check against the pattern %r"
+                                      % _shorten(pattern, 100))
+                elif hit:
+                    matched = True
+                    found = sub(item, None, run, depth)
+            if found is None and not matched and other is not None:
+                found = other(item, None, run, depth)
+                if found is not None:
+                    found = unexpected(key, found)
+                matched = True
+            if found is not None:
+                found.parts.append(key)
+                return found
+            if matched and ev is not None:
+                ev.props.add(key)
+        return None
+    return check if patterns else plain
+
+
+def _kw_required(compiler, schema, value):
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise _SchemaError("required must be a list of strings, not %s" % _short(value))
+    names = tuple(value)
+
+    def check(value, ev, run, depth):
+        if isinstance(value, dict):
+            for name in names:
+                if name not in value:
+                    return _Mismatch("the required property %r is missing" % name)
+        return None
+    return check if names else None
+
+
+def _kw_property_count(compiler, schema, _):
+    low = _count(schema["minProperties"], "minProperties") if "minProperties" in schema else 0
+    high = _count(schema["maxProperties"], "maxProperties") if "maxProperties" in schema else None
+
+    def check(value, ev, run, depth):
+        if isinstance(value, dict) and (len(value) < low or high is not None and len(value) > high):
+            return _Mismatch("an object of %d properties is not within %d..%s" % (len(value), low, high))
+        return None
+    return check
+
+
+def _kw_property_names(compiler, schema, value):
+    sub = compiler.node(value)
+
+    def check(value, ev, run, depth):
+        if isinstance(value, dict):
+            for key in value:
+                found = sub(key, None, run, depth)
+                if found is not None:
+                    found.message = "property name %r: %s" % (_shorten(key, 100), found.message)
+                    return found
+        return None
+    return check
+
+
+def _kw_dependencies(compiler, schema, _):
+    """dependentRequired, dependentSchemas and draft-07's dependencies (either kind)."""
+    needs, subs = {}, {}
+    for keyword in ("dependencies", "dependentRequired", "dependentSchemas"):
+        table = schema.get(keyword)
+        if table is None:
+            continue
+        if not isinstance(table, dict):
+            raise _SchemaError("%s must be an object, not %s" % (keyword, _short(table)))
+        for name, then in table.items():
+            if isinstance(then, list) and keyword != "dependentSchemas":
+                if not all(isinstance(v, str) for v in then):
+                    raise _SchemaError("%s of %r must list property names" % (keyword, name))
+                needs[name] = tuple(then)
+            elif keyword != "dependentRequired":
+                subs.setdefault(name, []).append(compiler.node(then))
+            else:
+                raise _SchemaError("dependentRequired of %r must be a list of names, not %s" % (name, _short(then)))
+
+    def check(value, ev, run, depth):
+        if not isinstance(value, dict):
+            return None
+        for name, wanted in needs.items():
+            if name in value:
+                for other in wanted:
+                    if other not in value:
+                        return _Mismatch("the property %r is missing (required with %r)" % (other, name))
+        for name, nodes in subs.items():
+            if name in value:
+                for sub in nodes:
+                    found = sub(value, ev, run, depth)
+                    if found is not None:
+                        return found
+        return None
+    return check if needs or subs else None
+
+
+def _kw_array(compiler, schema, _):
+    """prefixItems and items (or draft-07's array items and additionalItems)."""
+    items = schema.get("items")
+    if "prefixItems" in schema:
+        prefix, rest = schema["prefixItems"], items
+    elif isinstance(items, list):
+        prefix, rest = items, schema.get("additionalItems")
+    else:
+        prefix, rest = [], items
+    if not isinstance(prefix, list):
+        raise _SchemaError("prefixItems must be a list of schemas, not %s" % _short(prefix))
+    prefix = tuple(compiler.node(sub) for sub in prefix)
+    rest = compiler.node(rest) if rest is not None else None
+    if not prefix and rest is None:
+        return None
+
+    def every(value, ev, run, depth):  # items alone: one schema for each item
+        if not isinstance(value, (list, tuple)):
+            return None
+        for i, item in enumerate(value):
+            found = rest(item, None, run, depth)
+            if found is not None:
+                found = _Mismatch("no item is allowed at index %d" % i) if rest is _reject else found
+                found.parts.append(i)
+                return found
+        if ev is not None:
+            ev.items.update(range(len(value)))
+        return None
+
+    def check(value, ev, run, depth):
+        if not isinstance(value, (list, tuple)):
+            return None
+        for i, item in enumerate(value):
+            sub = prefix[i] if i < len(prefix) else rest
+            if sub is None:
+                break
+            found = sub(item, None, run, depth)
+            if found is not None:
+                if sub is _reject:
+                    found = _Mismatch("no item is allowed at index %d" % i)
+                found.parts.append(i)
+                return found
+        if ev is not None:
+            ev.items.update(range(len(value) if rest is not None else min(len(prefix), len(value))))
+        return None
+    return check if prefix else every
+
+
+def _kw_contains(compiler, schema, value):
+    sub = compiler.node(value)
+    low = _count(schema["minContains"], "minContains") if "minContains" in schema else 1
+    high = _count(schema["maxContains"], "maxContains") if "maxContains" in schema else None
+
+    def check(value, ev, run, depth):
+        if not isinstance(value, (list, tuple)):
+            return None
+        count = 0
+        for i, item in enumerate(value):
+            if sub(item, None, run, depth) is None:
+                count += 1
+                if ev is not None:
+                    ev.items.add(i)
+                elif high is None and count >= low:
+                    break
+        if count < low:
+            return _Mismatch("%d item(s) match contains, fewer than %d" % (count, low))
+        if high is not None and count > high:
+            return _Mismatch("%d items match contains, more than %d" % (count, high))
+        return None
+    return check
+
+
+def _kw_item_count(compiler, schema, _):
+    low = _count(schema["minItems"], "minItems") if "minItems" in schema else 0
+    high = _count(schema["maxItems"], "maxItems") if "maxItems" in schema else None
+    unique = schema.get("uniqueItems") is True
+
+    def check(value, ev, run, depth):
+        if not isinstance(value, (list, tuple)):
+            return None
+        if len(value) < low or high is not None and len(value) > high:
+            return _Mismatch("an array of %d items is not within %d..%s" % (len(value), low, high))
+        if unique and len(set(map(_json_key, value))) != len(value):
+            seen = {}
+            for i, item in enumerate(value):
+                first = seen.setdefault(_json_key(item), i)
+                if first != i:
+                    found = _Mismatch("item %d repeats item %d (uniqueItems)" % (i, first))
+                    found.parts.append(i)
+                    return found
+        return None
+    return check
+
+
+def _subschema_list(compiler, value, keyword):
+    if not isinstance(value, list) or not value:
+        raise _SchemaError("%s must be a non-empty list of schemas, not %s" % (keyword, _short(value)))
+    return tuple(compiler.node(sub) for sub in value)
+
+
+def _kw_all_of(compiler, schema, value):
+    subs = _subschema_list(compiler, value, "allOf")
+
+    def check(value, ev, run, depth):
+        for sub in subs:
+            found = sub(value, ev, run, depth)
+            if found is not None:
+                return found
+        return None
+    return check
+
+
+def _kw_any_of(compiler, schema, value):
+    subs = _subschema_list(compiler, value, "anyOf")
+
+    def check(value, ev, run, depth):
+        first, passed = None, False
+        for sub in subs:
+            own = _Evaluated() if ev is not None else None
+            found = sub(value, own, run, depth)
+            if found is None:
+                if ev is None:
+                    return None
+                passed = True
+                ev.merge(own)
+            elif first is None:
+                first = found
+        if passed:
+            return None
+        return _Mismatch("matches none of the %d anyOf schemas (the first says: %s%s)"
+                         % (len(subs), first.pointer() + ": " if first.parts else "", first.message))
+    return check
+
+
+def _kw_one_of(compiler, schema, value):
+    subs = _subschema_list(compiler, value, "oneOf")
+
+    def check(value, ev, run, depth):
+        passed, first = [], None
+        for i, sub in enumerate(subs):
+            own = _Evaluated() if ev is not None else None
+            found = sub(value, own, run, depth)
+            if found is None:
+                passed.append((i, own))
+                if len(passed) > 1:
+                    return _Mismatch("matches oneOf schemas %d and %d; it must match exactly one"
+                                     % (passed[0][0], i))
+            elif first is None:
+                first = found
+        if not passed:
+            return _Mismatch("matches none of the %d oneOf schemas (the first says: %s%s)"
+                             % (len(subs), first.pointer() + ": " if first.parts else "", first.message))
+        if ev is not None:
+            ev.merge(passed[0][1])
+        return None
+    return check
+
+
+def _kw_not(compiler, schema, value):
+    sub = compiler.node(value)
+
+    def check(value, ev, run, depth):
+        return _Mismatch("%s matches the schema under not" % _short(value)) if sub(value, None, run, depth) is None \
+            else None
+    return check
+
+
+def _kw_if(compiler, schema, value):
+    test = compiler.node(value)
+    then = compiler.node(schema["then"]) if "then" in schema else None
+    other = compiler.node(schema["else"]) if "else" in schema else None
+    if then is None and other is None:
+        return _kw_if_alone(test)
+
+    def check(value, ev, run, depth):
+        own = _Evaluated() if ev is not None else None
+        if test(value, own, run, depth) is None:
+            if ev is not None:
+                ev.merge(own)
+            return then(value, ev, run, depth) if then is not None else None
+        return other(value, ev, run, depth) if other is not None else None
+    return check
+
+
+def _kw_if_alone(test):
+    """``if`` without then/else still counts for unevaluated*: its annotations when it passes."""
+    def check(value, ev, run, depth):
+        if ev is not None:
+            own = _Evaluated()
+            if test(value, own, run, depth) is None:
+                ev.merge(own)
+        return None
+    return check
+
+
+def _unevaluated_properties(compiler, schema, value):
+    sub = compiler.node(value)
+
+    def check(value, own, run, depth):
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if key not in own.props:
+                    found = sub(item, None, run, depth)
+                    if found is not None:
+                        if sub is _reject:
+                            found = _Mismatch("the property %r is not allowed (unevaluated)" % _shorten(key, 100))
+                        found.parts.append(key)
+                        return found
+            own.props.update(value)
+        return None
+    return check
+
+
+def _unevaluated_items(compiler, schema, value):
+    sub = compiler.node(value)
+
+    def check(value, own, run, depth):
+        if isinstance(value, (list, tuple)):
+            for i, item in enumerate(value):
+                if i not in own.items:
+                    found = sub(item, None, run, depth)
+                    if found is not None:
+                        if sub is _reject:
+                            found = _Mismatch("no item is allowed at index %d (unevaluated)" % i)
+                        found.parts.append(i)
+                        return found
+            own.items.update(range(len(value)))
+        return None
+    return check
+
+
+# Each builder runs once per schema node that has its keyword (the first of a group
+# builds the whole group), in this order, after ``type`` (which the node tests itself):
+# it is the order in which differences are found.
+_KEYWORDS = (
+    ("const", _kw_const), ("enum", _kw_enum),
+    ("minimum", _kw_numbers), ("maximum", _kw_numbers), ("exclusiveMinimum", _kw_numbers),
+    ("exclusiveMaximum", _kw_numbers), ("multipleOf", _kw_numbers),
+    ("minLength", _kw_strings), ("maxLength", _kw_strings), ("pattern", _kw_strings),
+    ("required", _kw_required), ("properties", _kw_object), ("patternProperties", _kw_object),
+    ("additionalProperties", _kw_object), ("minProperties", _kw_property_count),
+    ("maxProperties", _kw_property_count), ("propertyNames", _kw_property_names),
+    ("dependentRequired", _kw_dependencies), ("dependentSchemas", _kw_dependencies), ("dependencies", _kw_dependencies),
+    ("minItems", _kw_item_count), ("maxItems", _kw_item_count), ("uniqueItems", _kw_item_count),
+    ("prefixItems", _kw_array), ("items", _kw_array), ("contains", _kw_contains),
+    ("allOf", _kw_all_of), ("anyOf", _kw_any_of), ("oneOf", _kw_one_of), ("not", _kw_not), ("if", _kw_if),
+)
+
+
+def _compile_schema(schema, draft7=False):
+    """Compile a schema once into ``check(value)``: None when the value matches, else
+    (JSON pointer of the first difference, what is wrong there).  _SchemaError when the
+    schema cannot be checked with (see this section's introduction).  ``draft7``: read a
+    schema without ``$schema`` as draft-07 ($ref replaces its siblings); else as 2020-12."""
+    compiler = _SchemaCompiler(schema, draft7)
+    try:
+        root = compiler.node(schema)
+    except RecursionError:  # a chain of $ref to $ref ... too long to compile
+        raise _SchemaError("the schema's $ref chains are nested too deeply")
+
+    def check(value):
+        try:
+            found = root(value, None, _Run(), 0)
+        except (_TooCostly, RecursionError):  # (RecursionError: a value from a callback nested past Python's limit)
+            return "", ("checking it takes more than %d steps or %d levels of nesting; mcp_min gives up"
+                        % (SCHEMA_MAX_STEPS, SCHEMA_MAX_DEPTH))
+        return None if found is None else (found.pointer(), found.message)
+    return check
+
+
+def _schema_check(schema, validate, what):
+    """``check(value)`` as _compile_schema gives it, under the client's ``validate=`` option:
+    None when nothing is checked (``validate=False``; a schema mcp_min cannot check with, which
+    is logged).  A callable ``validate(instance, schema)`` raises on a mismatch."""
+    if validate is False:
+        return None
+    if callable(validate):
+        def check(value):
+            try:
+                validate(value, schema)
+            except Exception as e:  # whatever it raises is its verdict; jsonschema's errors say where
+                where = getattr(e, "absolute_path", None)
+                pointer = "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in where or ())
+                return pointer, str(getattr(e, "message", None) or e)
+            return None
+        return check
+    try:
+        return _compile_schema(schema)
+    except _SchemaError as e:
+        _log.warning("not checking %s: %s", what, e)
+        return None
+
+
+def _tool_checks(tools, validate, previous):
+    """Tool name -> (outputSchema, its check) for the tools that have one; a schema equal to
+    the one in ``previous`` (the last table) keeps its compiled check."""
+    table = {}
+    for tool in tools:
+        schema = tool.get("outputSchema") if isinstance(tool, dict) else None
+        name = tool.get("name") if schema is not None else None
+        if not isinstance(name, str):
+            continue
+        old = previous.get(name)
+        table[name] = old if old is not None and _same_json(old[0], schema) else (
+            schema, _schema_check(schema, validate, "the output of tool %r" % name))
+    return table
 
 
 # ---------------------------------------------------------------------------
@@ -3168,8 +4321,9 @@ class _Inbox(object):
     reader, or the thread that read an HTTP answer); user code runs on workers."""
 
     def __init__(self, send_answer, cache, tasks, roots=None, sampling=None, elicitation=None,
-                 url_elicitation=None, on_log=None, on_notification=None):
+                 url_elicitation=None, on_log=None, on_notification=None, validate=True):
         self.roots, self.sampling, self.elicitation = roots, sampling, elicitation
+        self.validate = validate  # the Client's validate= option
         self.url_elicitation = url_elicitation
         self.on_log, self.on_notification = on_log, on_notification
         self._tasks = tasks
@@ -3269,10 +4423,24 @@ class _Inbox(object):
             if mode == "url" and self.url_elicitation is not None:
                 return self.url_elicitation(params)
             if mode == "form" and self.elicitation is not None:
-                return _apply_defaults(params, self.elicitation(params))
+                return self._checked_form(params, _apply_defaults(params, self.elicitation(params)))
             if self.elicitation is not None or self.url_elicitation is not None:
                 raise RequestError(INVALID_PARAMS, "mcp_min client does not handle %r elicitation" % (mode,))
         raise RequestError(METHOD_NOT_FOUND, "mcp_min client does not handle %s" % method)
+
+    def _checked_form(self, params, answer):
+        """An accepted form's content must match the requestedSchema before it is sent: on a
+        mismatch the server gets an error (never a made-up decline) and the log says why."""
+        schema = params.get("requestedSchema")
+        if not isinstance(answer, dict) or answer.get("action") != "accept" or not isinstance(schema, dict):
+            return answer
+        check = _schema_check(schema, self.validate, "an elicitation answer")
+        found = check(answer.get("content")) if check is not None else None
+        if found is None:
+            return answer
+        problem = "the elicitation answer's content%s does not match the requestedSchema: %s" % found
+        _log.warning("not sending %s", problem)
+        raise RequestError(INTERNAL_ERROR, problem)
 
     def give_input(self, asking, ask):
         """Our answer to one input request of a 2026-07-28 result (``ask``: method and params)."""
@@ -3354,11 +4522,13 @@ class _Inbox(object):
 
 
 class _ListCache(object):
-    """Lists as the server last sent them, while its ttlMs allows (2026-07-28)."""
+    """Lists as the server last sent them, while its ttlMs allows (2026-07-28), and the checks
+    of the last tools/list's outputSchemas (kept whatever its ttlMs: the best knowledge we have)."""
 
     def __init__(self):
         self._lock = threading.Lock()
         self._lists = {}  # list method -> (expiry time, items)
+        self.tool_checks = {}  # tool name -> (outputSchema, its check), see _tool_checks
 
     def get(self, method):
         with self._lock:
@@ -3373,6 +4543,8 @@ class _ListCache(object):
     def drop(self, method):
         with self._lock:
             self._lists.pop(method, None)
+        if method == "tools/list":  # tools changed: no output is checked against an old schema
+            self.tool_checks = {}
 
 
 _INPUT_METHODS = ("tools/call", "prompts/get", "resources/read")  # may answer input_required
@@ -3726,6 +4898,8 @@ class _Session(object):
         if self.era.modern and result.get("resultType", "complete") != "complete":
             result = self._complete(fut, result)
         if fut.finish is None:
+            if fut.method == "tools/call" and "task" not in result and result.get("resultType") != "task":
+                self._check_output(fut.params.get("name"), result)  # a raw tools/call request
             return result
         try:
             return fut.finish(fut, result)  # (a tool call's: following its task, see _Tasks.finish)
@@ -3733,6 +4907,18 @@ class _Session(object):
             raise
         except Exception as e:  # the server's result did not have the shape we rely on
             raise McpError("malformed answer to %s: %s: %s" % (fut.method, type(e).__name__, e))
+
+    def _check_output(self, name, result):
+        """OutputValidationError when a result's structuredContent does not match the tool's
+        outputSchema.  Only tools of a tools/list already read are checked: no list is fetched
+        for this (that would cost every first call a round trip); isError results are not."""
+        entry = self.list_cache.tool_checks.get(name)
+        if entry is None or entry[1] is None or result.get("isError") is True:
+            return
+        structured = result.get("structuredContent")
+        found = ("", "the result has none") if structured is None else entry[1](structured)
+        if found is not None:
+            raise OutputValidationError(name, found[0], found[1], result)
 
     def _repeat_if_asked(self, fut, answer):
         """The answer after the one repeat an error may ask for: a new HTTP session (404), a
@@ -3811,6 +4997,8 @@ class _Session(object):
     def list_tools(self, refresh=False):
         tools = self.list_all("tools/list", "tools", refresh)
         self.tasks.note_tools(tools)
+        cache = self.list_cache
+        cache.tool_checks = _tool_checks(tools, self.inbox.validate, cache.tool_checks)
         if self.modern and self.transport.carries_headers:
             table, kept = {}, []
             for tool in tools:
@@ -3973,14 +5161,20 @@ class _Tasks(object):
         result dict itself) makes the caller's value of it.  ``_TASK_HANDLE`` (Client.start):
         the caller gets a Task for what came instead."""
         if value is _TASK_HANDLE:
-            return lambda fut, result: self.made(fut, result) or Task(self._session, None, None, fut.progress,
-                                                                      result)
+            return self._handle
 
         def finish(fut, result):
             if "task" in result or result.get("resultType") == "task":  # (the usual case, decided cheaply)
                 result = self._follow_here(fut, result)
             return result if value is None else value(result)
         return finish
+
+    def _handle(self, fut, result):
+        """Client.start()'s value: a Task for what the call answered (one already done when the
+        server answered at once), which checks its outcome against the tool's outputSchema."""
+        task = self.made(fut, result) or Task(self._session, None, None, fut.progress, result)
+        task._tool = fut.params.get("name")
+        return task
 
     def _follow_here(self, fut, result):
         """The final result of a call that became a task (then followed here), or ``result``."""
@@ -4054,6 +5248,7 @@ class Task(object):
         self._fresh = False  # a pushed state arrived that the loop has not looked at
         self._following = False
         self._outcome = outcome  # the final result dict, or the McpError the task ended with
+        self._tool = None  # the tool's name when this process started it: its outputSchema checks the result
         self._answered = set()  # input request keys already answered (2026-07-28)
         self._sub = None
         if task_id is not None:
@@ -4089,6 +5284,7 @@ class Task(object):
             raise RequestTimeout("task %s did not end within %.3g s (it goes on)" % (self.id, wait))
         if isinstance(outcome, BaseException):
             raise outcome
+        self._session._check_output(self._tool, outcome)
         return _tool_value(outcome)
 
     def cancel(self):
@@ -4461,6 +5657,11 @@ class Client(object):
         ssl_context: a ready ``ssl.SSLContext`` instead of ``verify``/``cert``.
             The TLS settings apply to every https request of the client, its
             OAuth traffic included.
+        validate: check tool results against their ``outputSchema`` and
+            elicitation answers against their ``requestedSchema`` (default
+            True, mcp_min's own JSON Schema validator); False passes both
+            through; or a callable ``f(instance, schema)`` that raises on a
+            mismatch (``jsonschema.validate`` fits).
 
     Every callback runs on a worker thread, never on one that reads from the
     server.  A per-call ``timeout`` may be None (or infinity) for no deadline.
@@ -4473,9 +5674,12 @@ class Client(object):
     def __init__(self, server, *, timeout=DEFAULT_TIMEOUT, protocol_version="auto", env=None, inherit_env=False,
                  cwd=None, headers=None, roots=None, sampling=None, elicitation=None, on_log=None,
                  on_notification=None, on_stderr=None, client_info=None, probe_timeout=PROBE_TIMEOUT, auth=None,
-                 url_elicitation=None, transport="auto", verify=True, cert=None, ssl_context=None):
+                 url_elicitation=None, transport="auto", verify=True, cert=None, ssl_context=None,
+                 validate=True):
         timeout = _client_timeout(timeout, "timeout")
         probe_timeout = _client_timeout(probe_timeout, "probe_timeout")
+        if not (validate is True or validate is False or callable(validate)):
+            raise ValueError("validate must be True, False or a callable f(instance, schema), not %r" % (validate,))
         if auth is not None and not callable(getattr(auth, "headers", None)):
             raise ValueError("auth must have a headers(method, url) method (see OAuth), not %r" % (auth,))
         if transport not in ("auto", "stdio", "streamable-http", "sse"):
@@ -4508,7 +5712,7 @@ class Client(object):
                 return _StdioTransport(argv, env, inherit_env, cwd, stderr, timeout)
         session = _Session(make_transport, timeout, protocol_version, probe_timeout, client_info, roots=roots,
                            sampling=sampling, elicitation=elicitation, url_elicitation=url_elicitation,
-                           on_log=on_log, on_notification=on_notification)
+                           on_log=on_log, on_notification=on_notification, validate=validate)
         self._session = session
         # A dropped Client still reaps its server: the session holds no reference back to us.
         # (On PyPy, without reference counting, that happens at a collection or at exit.)
@@ -4567,8 +5771,10 @@ class Client(object):
         the same way, ``progress`` also receives its status changes, and
         ``timeout`` bounds the whole task (when it passes, the task is cancelled).
 
-        Raises ToolError when the tool reports failure, RequestError for a
-        protocol error, RequestTimeout, ConnectionClosed.
+        Raises ToolError when the tool reports failure, OutputValidationError
+        (a ToolError) when its structuredContent does not match the outputSchema
+        of a tools/list already read, RequestError for a protocol error,
+        RequestTimeout, ConnectionClosed.
         """
         self, name, arguments = _positional(args, ("name", "arguments"), "call(name, arguments=None, **kwargs)")
         return self._tool_future(name, arguments, kwargs, timeout, progress, _tool_value, True).result()
@@ -4576,7 +5782,8 @@ class Client(object):
     def call_tool(*args, timeout=_DEFAULT, progress=None):
         """call_tool(name, arguments=None, /, *, timeout=None, progress=None)
 
-        Call a tool and return the raw CallToolResult dict (no ToolError)."""
+        Call a tool and return the raw CallToolResult dict (no ToolError for
+        ``isError``; OutputValidationError as in ``call``)."""
         self, name, arguments = _positional(args, ("name", "arguments"), "call_tool(name, arguments=None)")
         return self._tool_future(name, arguments, None, timeout, progress, None, True).result()
 
@@ -4624,9 +5831,21 @@ class Client(object):
         if support == "required" or support == "optional" and finish is _TASK_HANDLE:
             keep = _timeout_arg(ttl, None, "ttl")
             params["task"] = {} if keep is None else {"ttl": int(keep * 1000)}
+        if finish is not _TASK_HANDLE:  # (a Task checks its own outcome)
+            finish = self._checked(name, finish)
         # Nobody waits on a submitted call: a task it becomes is followed by a thread of its own.
         return session.submit("tools/call", params, timeout, progress, session.tasks.finish(finish), wait_here,
                               keepalive=self, intercept=None if wait_here else session.tasks.intercept)
+
+    def _checked(self, name, value):
+        """A tool call's ``finish``: its final result checked against the tool's outputSchema,
+        then ``value`` of it (None: the result dict itself)."""
+        check = self._session._check_output
+
+        def finish(result):
+            check(name, result)
+            return result if value is None else value(result)
+        return finish
 
     def list_tools(self, refresh=False):
         """All tools (every page).  Served from cache while the server's ``ttlMs`` allows,

@@ -197,6 +197,9 @@ FIGURES = [
     ("import", "import time above a bare interpreter", "ms", "import_ms", True),
     ("lifecycle", "spawn+connect+list+call+close", "ms", "lifecycle_ms", True),
     ("rss", "peak RSS of the stdio sequential run", "MiB", "rss_mib", True),
+    ("schema_plain", "stdio call, structured result, no outputSchema", "µs/call", "plain_us", True),
+    ("schema", "stdio call, the same result checked against an outputSchema", "µs/call", "per_call_us", True),
+    ("schema_cost", "the outputSchema check's cost (the two rows above, paired per round)", "µs/call", "", True),
     ("http_calc", "Streamable HTTP call, examples/calc.py", "µs/call", "per_call_us", True),
     ("http_sdk", "Streamable HTTP call, SDK MCPServer", "µs/call", "per_call_us", True),
 ]
@@ -295,6 +298,10 @@ def targets(medians, samples):
                                                                    "http.client")]
         line(imp <= 25 and not heavy, "`import mcp_min` ≤ 25 ms above a bare interpreter, no urllib/ssl/email: "
              "%.1f ms; loaded: %s" % (imp, ", ".join(m(("mcp_min", "heavy")) or ()) or "none of them"))
+    cost = m(("mcp_min", "schema_cost"))
+    if cost is not None:
+        line(cost <= 10, "a call to a tool with an outputSchema (checked) within 10 µs of one without: "
+             "%+.1f µs (%.0f vs %.0f µs per call)" % (cost, m(("mcp_min", "schema")), m(("mcp_min", "schema_plain"))))
     rss = m(("mcp_min", "rss"))
     if rss:
         line(rss <= 25, "peak RSS ≤ 25 MB for the 2,000-call run: %.1f MiB (%.1f MB)" % (rss, rss * 1.048576))
@@ -377,7 +384,7 @@ def main(argv=None):
             notes.append("- HTTP against the SDK MCPServer skipped: it needs the mcp venv")
 
     workloads = [("seq", "seq", STUB, n), ("threads", "threads", STUB, n), ("pipeline", "pipeline", STUB, n),
-                 ("lifecycle", "lifecycle", STUB, 0)]
+                 ("lifecycle", "lifecycle", STUB, 0), ("schema", "schema", STUB, n)]
     workloads += [(key, "http_seq", url, count) for key, url, count in http_targets]
     samples = {}  # (client, key) -> [value, ...]
     errors = {}
@@ -406,8 +413,8 @@ def main(argv=None):
             for key, mode, server, count in workloads:
                 for c in order:
                     spec = {"mode": mode, "server": server, "n": count, "warmup": warmup, "threads": 8}
-                    if c == "raw" and mode == "threads":
-                        continue
+                    if c == "raw" and mode == "threads" or mode == "schema" and c != "mcp_min":
+                        continue  # (the outputSchema rows measure mcp_min's own validator)
                     res = run_driver(pythons[c], c, spec, timeout=600)
                     for proc in servers:
                         if proc.poll() is not None:
@@ -423,6 +430,10 @@ def main(argv=None):
                         add(c, key, res["seconds"] * 1e3)
                     elif key in ("threads", "pipeline"):
                         add(c, key, res["calls_per_s"])
+                    elif key == "schema":
+                        add(c, key, res["per_call_us"])
+                        add(c, "schema_plain", res["plain_us"])
+                        add(c, "schema_cost", res["per_call_us"] - res["plain_us"])
                     else:
                         add(c, key, res["per_call_us"])
                     if key == "seq":

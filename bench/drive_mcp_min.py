@@ -78,7 +78,27 @@ def lifecycle(s):
     emit(clock() - t0)
 
 
-MODES = {"seq": seq, "threads": threads, "pipeline": pipeline, "lifecycle": lifecycle, "http_seq": seq}
+def schema(s):
+    """Calls of a tool whose outputSchema is checked and of one without, alternating, each timed
+    on its own (so both see the same machine); the same structured result comes back."""
+    c = connected(s)
+    c.list_tools()  # outputs are checked against the schemas of a tools/list already read
+    n, call = s["n"], c.call
+    for i in range(s["warmup"]):
+        call("point", a=i, b=1)
+        call("point_plain", a=i, b=1)
+    spent = {"point": 0.0, "point_plain": 0.0}
+    for i in range(n):
+        for name in ("point", "point_plain") if i % 2 else ("point_plain", "point"):
+            t0 = clock()
+            value = call(name, a=i, b=3)
+            spent[name] += clock() - t0
+            check(value["x"], i)
+    c.close()
+    emit(spent["point"], n, plain_us=spent["point_plain"] / n * 1e6)
+
+
+MODES = {"seq": seq, "schema": schema, "threads": threads, "pipeline": pipeline, "lifecycle": lifecycle, "http_seq": seq}
 
 if __name__ == "__main__":
     s = spec()

@@ -9,7 +9,9 @@ measures is the client's own cost, not the server's:
   plus the per-request ``params._meta`` (``io.modelcontextprotocol/protocolVersion``
   and ``clientCapabilities`` are required; a modern request without them gets
   -32602, an unknown modern version -32022 with ``data.supported``);
-* ``tools/list`` (one page: ``add`` and ``echo``), ``tools/call``, ``ping``.
+* ``tools/list`` (one page: ``add``, ``echo``, and ``point`` / ``point_plain``, which return
+  the same ``structuredContent``; only ``point`` declares an ``outputSchema``), ``tools/call``,
+  ``ping``.
 
 Input is read in large chunks with ``os.read`` and every complete line in a
 chunk is answered, then all answers of that chunk go out in one ``os.write``:
@@ -34,6 +36,22 @@ TOOLS = [
                      "required": ["a", "b"]}},
     {"name": "echo", "description": "Echo the text back.",
      "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}},
+]
+# A typical structured result: a few typed fields, one nested object, a short list.
+POINT_INPUT = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}}
+POINT_OUTPUT = {
+    "type": "object", "required": ["x", "y", "label", "tags", "meta"], "additionalProperties": False,
+    "properties": {
+        "x": {"type": "integer"}, "y": {"type": "number", "minimum": 0},
+        "label": {"type": "string", "maxLength": 64, "pattern": "^[a-z]+-[0-9]+$"},
+        "tags": {"type": "array", "items": {"type": "string", "enum": ["even", "odd", "small"]}, "uniqueItems": True},
+        "meta": {"type": "object", "properties": {"source": {"const": "stub"}, "ok": {"type": "boolean"}}},
+    },
+}
+TOOLS += [
+    {"name": "point", "description": "A structured result, with an outputSchema.", "inputSchema": POINT_INPUT,
+     "outputSchema": POINT_OUTPUT},
+    {"name": "point_plain", "description": "The same result, without one.", "inputSchema": POINT_INPUT},
 ]
 
 _dumps = json.JSONEncoder(separators=(",", ":")).encode
@@ -67,6 +85,11 @@ def _tool(params):
         text = str(args.get("a", 0) + args.get("b", 0))
     elif name == "echo":
         text = str(args.get("text", ""))
+    elif name in ("point", "point_plain"):
+        a, b = args.get("a", 0), args.get("b", 0)
+        point = {"x": a, "y": abs(b) / 2.0, "label": "p-%d" % a, "tags": ["even" if a % 2 == 0 else "odd", "small"],
+                 "meta": {"source": "stub", "ok": True}}
+        return {"content": [{"type": "text", "text": _dumps(point)}], "structuredContent": point, "isError": False}
     else:
         raise Fault(-32602, "unknown tool %r" % (name,))
     return {"content": [{"type": "text", "text": text}], "isError": False}

@@ -18,6 +18,8 @@ Config keys (all optional):
   stall           stop reading stdin (but stay alive) after notifications/initialized or server/discover
   pages           tools/list pages (t0, t1, ...); loop_cursor: always answer nextCursor "same"
   ttl             ttlMs of the 2026-07-28 tools/list; listen_error: refuse subscriptions/listen
+  output_schemas  {tool name: outputSchema}: tools/list also lists these tools with that outputSchema
+                  (both eras; echo returns its arguments as structuredContent, text returns none)
 
 Tools (handshake era unless noted):
   echo (returns its arguments) | text {text} | big {n}: n characters | crash: exit 3 with a stderr line
@@ -125,6 +127,10 @@ def tool(mid, name, args, meta):
 
 listing = [0]
 
+def with_output_schemas():
+    return [{"name": name, "inputSchema": {"type": "object"}, "outputSchema": schema}
+            for name, schema in (cfg.get("output_schemas") or {}).items()]
+
 def version_of(params):
     return (params.get("_meta") or {}).get("io.modelcontextprotocol/protocolVersion")
 
@@ -138,8 +144,8 @@ def serve_modern(mid, method, params):
                                   "data": {"supported": ["2026-07-28"], "requested": version_of(params)}})
     if method == "tools/list":
         listing[0] += 1
-        return answer(mid, modern({"tools": [{"name": "v%d" % listing[0], "inputSchema": {"type": "object"}}],
-                                   "ttlMs": cfg.get("ttl", 0), "cacheScope": "private"}))
+        return answer(mid, modern({"tools": [{"name": "v%d" % listing[0], "inputSchema": {"type": "object"}}]
+                                   + with_output_schemas(), "ttlMs": cfg.get("ttl", 0), "cacheScope": "private"}))
     if method == "resources/read":
         return answer(mid, error={"code": -32602, "message": "Resource not found", "data": {"uri": params["uri"]}})
     if method == "subscriptions/listen" and cfg.get("listen_error"):
@@ -169,6 +175,8 @@ def serve_modern(mid, method, params):
             return answer(mid, {"resultType": "input_required", "requestState": "again"})
         if name == "odd_result":
             return answer(mid, {"resultType": "task", "taskId": "t1"})
+        if name == "text":
+            return answer(mid, modern({"content": [{"type": "text", "text": args.get("text", "")}]}))
         return answer(mid, modern({"content": [{"type": "text", "text": json.dumps(args)}],
                                    "structuredContent": args}))
     return answer(mid, error={"code": -32601, "message": "Method not found: " + method})
@@ -235,7 +243,8 @@ def handle(msg):
         cursor = params.get("cursor")
         page = int(cursor) if cursor and cursor.isdigit() else 0
         pages = cfg.get("pages", 1)
-        result = {"tools": [{"name": "t%d" % page, "inputSchema": {"type": "object"}}]}
+        result = {"tools": [{"name": "t%d" % page, "inputSchema": {"type": "object"}}]
+                  + (with_output_schemas() if page == 0 else [])}
         if cfg.get("loop_cursor"):
             result["nextCursor"] = "same"
         elif page + 1 < pages:

@@ -12,7 +12,8 @@ Every message it receives is appended to ``cfg["log"]`` as one JSON line (over H
 Config keys: ``log`` (path), ``push`` (send task status notifications: 2025 notifications/tasks/status;
 2026 notifications/tasks on a subscriptions/listen stream that names the task; stdio only),
 ``ext`` (2026: advertise the tasks extension in server/discover, default true), ``modern``
-(answer server/discover, default true; false makes a handshake-era-only server).
+(answer server/discover, default true; false makes a handshake-era-only server), ``output_schema``
+(tools/list gives ``work`` and ``maybe`` this outputSchema).
 
 Behaviours:
 - tools/list (2025): ``work``, ``ask`` need a task (execution.taskSupport required),
@@ -263,8 +264,11 @@ def handle(method, params, rid):
     if method == "ping":
         return {}
     if method == "tools/list":
-        return {"tools": [dict(t) if not modern else {k: v for k, v in t.items() if k != "execution"}
-                          for t in TOOLS]}
+        tools = [dict(t) if not modern else {k: v for k, v in t.items() if k != "execution"} for t in TOOLS]
+        for t in tools:
+            if CFG.get("output_schema") and t["name"] in ("work", "maybe"):
+                t["outputSchema"] = CFG["output_schema"]
+        return {"tools": tools}
     if method == "tools/call":
         name, args = params.get("name"), params.get("arguments") or {}
         if name == "echo":
