@@ -5592,7 +5592,8 @@ commands:
 
 exit status (the MCP Inspector CLI's table):
   0 ok   1 other error (the server refused a request, a protocol error)   2 usage
-  3 authorization   4 server unreachable (cannot start, connect, or no answer in time)
+  3 authorization   4 no server reachable (it cannot be started or reached, gave no
+  answer in time, or did not speak MCP while connecting)
   5 the tool reported an error   141 stdout closed early (like `| head`)"""
 
 EXIT_OK = 0
