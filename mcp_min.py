@@ -6527,6 +6527,7 @@ def _shell_class():
             elif not on and self.trace_handler is not None:
                 _log.removeHandler(self.trace_handler)
                 _log.setLevel(logging.WARNING)
+                _log.propagate = True
                 self.trace_handler = None
             print("trace %s" % ("on" if on else "off"))
 
@@ -6556,8 +6557,8 @@ def _shell_class():
         def complete_call(self, text, line, begidx, endidx):
             words = line[:begidx].split()
             tools = self.client.list_tools()
-            if len(words) <= 1:
-                return self.names(tools, "name", text)
+            if len(words) <= 1:  # (readline adds no space after a match: the name is then complete)
+                return [name + " " for name in self.names(tools, "name", text)]
             tool = next((t for t in tools if isinstance(t, dict) and t.get("name") == words[1]), {})
             schema = tool.get("inputSchema") if isinstance(tool.get("inputSchema"), dict) else {}
             props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
@@ -6583,7 +6584,10 @@ def _new_shell(client, opts):
         readline.parse_and_bind("tab: complete")
     except ImportError:
         pass
-    return _shell_class()(client, opts)
+    shell = _shell_class()(client, opts)
+    if not _on_terminal():  # commands from a pipe or file: only their output, no banner or prompts
+        shell.intro, shell.prompt = None, ""
+    return shell
 
 
 _COMMANDS = {
@@ -6627,6 +6631,7 @@ def _trace_on():
     handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(message)s"))
     _log.addHandler(handler)
     _log.setLevel(logging.DEBUG)
+    _log.propagate = False  # (the shell's warnings handler on the root logger would print each line again)
     return handler
 
 
