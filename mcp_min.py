@@ -5926,12 +5926,17 @@ def _server_from_config(path, name, entry=None, key=None):
     args = need(entry.get("args") or [], list, key + ".args", "a list")
     argv = [command] + [text(arg, "%s.args[%d]" % (key, i)) for i, arg in enumerate(args)]
     if any(c.isspace() for c in command.strip()) and not os.path.exists(command):
-        import shlex  # "npx -y server" in one string: what a shell would have run
-        argv = shlex.split(command, posix=os.name != "nt") + argv[1:]
+        import shlex  # "npx -y server" in one string: what a shell would have run, when its
+        import shutil  # first word is a program (else the name as written, and its own error)
+        words = shlex.split(command, posix=os.name != "nt")
+        if words and (shutil.which(words[0]) or os.path.exists(words[0])):
+            argv = words + argv[1:]
     return {"server": argv, "env": strings(entry.get("env") or {}, key + ".env"), "headers": {}, "cwd": cwd}
 
 
-_URL_LIKE = re.compile(r"^(localhost|[\w-]+(\.[\w-]+)+|\d+\.\d+\.\d+\.\d+|\[[0-9a-fA-F:]+\])(:\d+)?(/\S*)?$")
+# host[:port][/path]: a URL someone meant, written without its scheme (a pattern, compiled on first
+# use by re's cache: nothing of the CLI costs a library user import time)
+_URL_LIKE = r"^(localhost|[\w-]+(\.[\w-]+)+|\d+\.\d+\.\d+\.\d+|\[[0-9a-fA-F:]+\])(:\d+)?(/\S*)?$"
 
 
 def _cli_url(text, what="--url"):
@@ -5941,7 +5946,7 @@ def _cli_url(text, what="--url"):
         return text
     if scheme:
         raise _UsageError("%s: %s is not an http:// or https:// URL" % (what, text))
-    if _URL_LIKE.match(text):
+    if re.match(_URL_LIKE, text):
         local = text.split(":")[0].split("/")[0] in ("localhost", "127.0.0.1", "[::1]")
         meant = "%s://%s" % ("http" if local else "https", text)
         if what == "--url":
@@ -5956,7 +5961,7 @@ def _looks_like_url(argv):
     if len(argv) != 1 or os.path.exists(argv[0]):
         return False
     import shutil
-    return "://" in argv[0] or bool(_URL_LIKE.match(argv[0])) and "/" in argv[0] and shutil.which(argv[0]) is None
+    return "://" in argv[0] or bool(re.match(_URL_LIKE, argv[0])) and "/" in argv[0] and shutil.which(argv[0]) is None
 
 
 def _parse_cli(argv):
@@ -6647,9 +6652,11 @@ def _connect_hint(error, server, opts, elapsed, stderr_tail):
         elif local:
             message += " (no stderr output)"
     if local and not opts.inherit_env and getattr(error, "returncode", None) not in (None, 0):
-        passed = set(server["env"])
-        named = sorted(set(w for line in getattr(error, "stderr", []) for w in re.findall(r"\b[A-Z][A-Z0-9_]{2,}\b", line)
-                           if w in os.environ and w not in passed and w not in _server_env(None, False)))
+        # variable names the server's stderr mentions that are set here but were filtered out
+        # (only the names are shown, never a value)
+        passed = set(server["env"]) | set(_server_env(None, False))
+        mentioned = set(w for line in getattr(error, "stderr", []) for w in re.findall(r"\b[A-Z][A-Z0-9_]{2,}\b", line))
+        named = sorted(w for w in mentioned if w in os.environ and w not in passed)
         message += "\n  hint: mcp_min passes the server only PATH, HOME, locale and similar variables%s; " \
                    "give what it needs with --env K=V (or pass everything with --inherit-env)" % (
                        " (%s is set here but was not passed)" % ", ".join(named) if named else "")
