@@ -5869,8 +5869,6 @@ def _expand(value, where, inputs):
 def _config_input(input_id, where, inputs):
     """A VS Code ${input:ID}: asked on the terminal (a password without echo); refused without one."""
     spec = next((i for i in inputs if isinstance(i, dict) and i.get("id") == input_id), {})
-    if input_id in inputs and isinstance(inputs, dict):
-        return inputs[input_id]
     if not (sys.stdin is not None and sys.stdin.isatty() and sys.stderr.isatty()):
         raise _UsageError("%s asks for ${input:%s}; run on a terminal to type it, or give the value with --env"
                           % (where, input_id))
@@ -5881,29 +5879,28 @@ def _config_input(input_id, where, inputs):
     return _ask(question)
 
 
-def _server_from_config(path, name, entry=None, key=None):
+def _server_from_config(path, name):
     """{"server", "env", "headers", "cwd"} of one entry of an MCP config file; errors name the key."""
-    doc = _read_config(path) if entry is None else {}
+    doc = _read_config(path)
 
     def need(value, kind, key, what):
         if not isinstance(value, kind) or kind is str and not value:
             raise _UsageError("%s: %s must be %s" % (path, key, what))
         return value
 
-    if entry is None:
-        need(doc, dict, "the top level", "an object with mcpServers")
-        if "mcpServers" in doc:
-            need(doc["mcpServers"], dict, "mcpServers", "an object")
-        tables = _server_tables(doc, path)
-        if name is None:
-            if len(tables) != 1:
-                raise _UsageError("%s lists %d servers; pick one with --server NAME (%s)"
-                                  % (path, len(tables), ", ".join(sorted(tables))))
-            name = next(iter(tables))
-        if name not in tables:
-            raise _UsageError("no server %r in %s (it has: %s)" % (name, path, ", ".join(sorted(tables))))
-        key, entry = tables[name]
-    key = "%s.%s" % (key or "mcpServers", name)
+    need(doc, dict, "the top level", "an object with mcpServers")
+    if "mcpServers" in doc:
+        need(doc["mcpServers"], dict, "mcpServers", "an object")
+    tables = _server_tables(doc, path)
+    if name is None:
+        if len(tables) != 1:
+            raise _UsageError("%s lists %d servers; pick one with --server NAME (%s)"
+                              % (path, len(tables), ", ".join(sorted(tables))))
+        name = next(iter(tables))
+    if name not in tables:
+        raise _UsageError("no server %r in %s (it has: %s)" % (name, path, ", ".join(sorted(tables))))
+    key, entry = tables[name]
+    key = "%s.%s" % (key, name)
     inputs = doc.get("inputs") if isinstance(doc.get("inputs"), list) else []
     need(entry, dict, key, "an object")
 
@@ -6014,9 +6011,7 @@ def _parse_cli(argv):
         if not match:
             raise _UsageError("no server %r in your MCP config files (%s); see: mcp_min servers"
                               % (opts.server, ", ".join(sorted(set(f[0] for f in found))) or "none found"))
-        name, label, path, entry = match[0]
-        key = "servers" if label.startswith("VS Code") else "mcpServers"
-        server = _server_from_config(path, name, entry, key)
+        server = _server_from_config(match[0][2], opts.server)  # (the first file naming it)
     else:
         raise _UsageError("say which server: -- SERVER_ARGV..., --url URL, --config FILE or --server NAME")
     server["env"], server["headers"] = dict(server["env"], **env), dict(server["headers"], **headers)
@@ -6520,6 +6515,26 @@ def _shell_class():
             """complete REF ARG=PREFIX: completions of a prompt or resource template argument"""
             self.run("complete", line)
 
+        def do_tool(self, line):
+            """tool NAME: one tool in full"""
+            self.run("tool", line)
+
+        def do_skills(self, line):
+            """skills: list skills"""
+            self.run("skills", line)
+
+        def do_skill(self, line):
+            """skill NAME|URI: read a skill and print its SKILL.md"""
+            self.run("skill", line)
+
+        def do_task(self, line):
+            """task ID: wait for a task and print its value"""
+            self.run("task", line)
+
+        def do_raw(self, line):
+            """raw METHOD [JSON]: send any request, print the raw result"""
+            self.run("raw", line)
+
         def do_ping(self, line):
             """ping: check the server answers"""
             self.run("ping", line)
@@ -6572,6 +6587,8 @@ def _shell_class():
 
         def complete_tools(self, text, line, begidx, endidx):
             return self.names(self.client.list_tools(), "name", text)
+
+        complete_tool = complete_tools
 
         def complete_prompt(self, text, line, begidx, endidx):
             return self.names(self.client.list_prompts(), "name", text) if len(line[:begidx].split()) <= 1 else []
