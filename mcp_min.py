@@ -7119,30 +7119,62 @@ class OAuth(object):
 # ---------------------------------------------------------------------------
 # Command line: python mcp_min.py [options] COMMAND [ARGS] -- SERVER_ARGV...
 # ---------------------------------------------------------------------------
+# Everything below runs only for the command line: its imports (argparse, shlex, cmd,
+# readline...) sit inside the functions, so a library user never pays for them.
 
 _USAGE = """python mcp_min.py [options] COMMAND [ARGS] -- SERVER_ARGV...
        python mcp_min.py [options] --url URL COMMAND [ARGS]
+       python mcp_min.py [options] --server NAME COMMAND [ARGS]   (from your MCP config files)
+       python -m mcp_min ...   (the same, once installed)
 
 commands:
   info                      server name, version, protocol, capabilities
-  tools                     list tools
-  call NAME [key=value ...] call a tool (values parsed as JSON when they parse)
-  resources                 list resources and resource templates
+  tools [NAME]              list tools as signatures; with NAME, that tool in full
+  tool NAME                 one tool in full: parameters, annotations, output schema
+  call NAME [key=value ...] [JSON]
+                            call a tool; values are converted by the tool's input
+                            schema (a whole JSON object, or --args JSON, also works)
+  resources                 list resources, then resource templates
   read URI                  read a resource
-  prompts                   list prompts
+  prompts                   list prompts with their arguments
   prompt NAME [key=value ...]  get a prompt
+  complete REF ARG=PREFIX   completions of a prompt's (REF = its name) or a resource
+                            template's (REF = the template) argument
   skills                    list skills (the io.modelcontextprotocol/skills extension)
   skill NAME|URI            read a skill, verified against its entry; print its SKILL.md
   ping                      check the server answers
   raw METHOD [JSON]         send any request, print the raw result
   task ID                   wait (up to --timeout) for a task and print its value;
                             with --json print its status now
+  servers                   list the servers of your MCP config files (no server needed)
+  shell                     an interactive shell on the server (tab completion, history)
 
-exit status: 0 ok, 1 tool or protocol error, 2 usage, 3 connection failure"""
+exit status (the MCP Inspector CLI's table):
+  0 ok   1 other error (the server refused a request, a protocol error)   2 usage
+  3 authorization   4 no server reachable (it cannot be started or reached, gave no
+  answer in time, or did not speak MCP while connecting)
+  5 the tool reported an error   141 stdout closed early (like `| head`)"""
+
+EXIT_OK = 0
+EXIT_OTHER = 1        # the server refused a request, broke the protocol, or a bug of ours
+EXIT_USAGE = 2        # a bad command line or config file: nothing was sent
+EXIT_AUTH = 3         # 401/403, or OAuth failed
+EXIT_UNREACHABLE = 4  # the server could not be started, reached, or did not answer in time
+EXIT_TOOL_ERROR = 5   # the tool ran and reported failure (isError)
+EXIT_BROKEN_PIPE = 141  # stdout was closed by its reader: 128 + SIGPIPE, what a Unix tool shows
+SIGNATURE_ENUM_LIMIT = 6  # enum values shown in a one-line signature before "..."
 
 
 class _UsageError(ValueError):
     """A bad command line or config file (exit status 2)."""
+
+
+class _CliError(Exception):
+    """A failure the CLI explains itself: (exit status, one-line message)."""
+
+    def __init__(self, status, message):
+        Exception.__init__(self, message)
+        self.status = status
 
 
 def _cli_parser():
@@ -7167,8 +7199,10 @@ def _cli_parser():
     p.add_argument("--inherit-env", action="store_true", help="pass the whole environment to the server")
     p.add_argument("--timeout", default=str(DEFAULT_TIMEOUT), help="seconds (default %(default)s)")
     p.add_argument("--protocol-version", default="auto", help="pin a protocol version (default: auto)")
-    p.add_argument("--config", help="a JSON file with an mcpServers table (Claude Desktop style)")
-    p.add_argument("--server", help="the server's name in --config")
+    p.add_argument("--config", help="a JSON file with an mcpServers (or VS Code servers) table")
+    p.add_argument("--server", help="the server's name in --config, or in the usual MCP config files")
+    p.add_argument("--args", dest="json_args", metavar="JSON", help="call/prompt: the arguments as a JSON object")
+    p.add_argument("--task", action="store_true", help="call: run the tool as a task, showing its status")
     p.add_argument("--trace", action="store_true", help="log every JSON-RPC message to stderr")
     p.add_argument("--json", action="store_true", help="print raw JSON")
     p.add_argument("--oauth", action="store_true", help="authorize with OAuth 2.1 in a browser when asked")
@@ -7194,63 +7228,308 @@ def _json_arg(text, what):
 
 
 def _key_values(pairs, as_json=True):
+    """key=value pairs as a dict: values parsed as JSON when they parse (with no schema to go by)."""
     out = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise _UsageError("expected key=value, got %r" % pair)
+    for key, value in _split_pairs(pairs):
         if as_json:
-            try:
-                value = _json_arg(value, pair)
-            except _UsageError:
-                raise
-            except ValueError:
-                pass  # not JSON: the text itself
+            value = _loose_json(value, "%s=%s" % (key, value))
         out[key] = value
     return out
 
 
-def _server_from_config(path, name):
-    """(server, env, headers) of one entry of an mcpServers file; errors name the key."""
+def _split_pairs(pairs):
+    """[(key, text)] of key=value words; a repeated key is a usage error (which one would win?)."""
+    seen, out = set(), []
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise _UsageError("expected key=value, got %r" % pair)
+        if key in seen:
+            raise _UsageError("%s= is given twice" % key)
+        seen.add(key)
+        out.append((key, value))
+    return out
+
+
+def _call_words(words):
+    """A call's words checked before connecting: key=value pairs (no key twice) and JSON objects."""
+    _split_pairs([w for w in words if not w.lstrip().startswith("{")])
+    return list(words)
+
+
+def _loose_json(text, what):
+    try:
+        return _json_arg(text, what)
+    except _UsageError:
+        raise
+    except ValueError:
+        return text  # not JSON: the text itself
+
+
+def _schema_types(schema):
+    kind = schema.get("type") if isinstance(schema, dict) else None
+    if isinstance(kind, str):
+        return [kind]
+    return [k for k in kind if isinstance(k, str)] if isinstance(kind, list) else []
+
+
+def _typed_value(text, schema, what):
+    """A command-line word converted to what the schema says (string stays text: ``12345`` too);
+    with no type to go by, JSON when it parses. _UsageError when it cannot be that type."""
+    types = _schema_types(schema)
+    if not types:
+        return _loose_json(text, what)
+    for kind in [k for k in types if k != "string"] + (["string"] if "string" in types else []):
+        if kind == "string":
+            return text
+        if kind == "boolean" and text.lower() in ("true", "false", "yes", "no", "1", "0"):
+            return text.lower() in ("true", "yes", "1")
+        try:
+            value = _json_arg(text, what)
+        except _UsageError:
+            raise
+        except ValueError:
+            continue
+        if kind == "integer" and isinstance(value, float) and value.is_integer():
+            value = int(value)
+        wanted = {"integer": int, "number": (int, float), "array": list, "object": dict, "null": type(None)}
+        if kind in wanted and isinstance(value, wanted[kind]) and not isinstance(value, bool):
+            return value
+    raise _UsageError("%s: expected %s" % (what, " or ".join(types)))
+
+
+def _schema_arguments(words, json_text, schema, what):
+    """The arguments of a call from key=value words and/or one JSON object, checked against the
+    input schema before anything is sent: unknown, repeated and missing keys are usage errors."""
+    arguments, pairs = {}, []
+    for word in words:
+        if word.lstrip().startswith("{"):
+            if json_text is not None:
+                raise _UsageError("%s: give the arguments as one JSON object, not two" % what)
+            json_text = word
+        else:
+            pairs.append(word)
+    if json_text is not None:
+        try:
+            arguments = _json_arg(json_text, what)
+        except _UsageError:
+            raise
+        except ValueError as e:
+            raise _UsageError("%s: the arguments are not JSON: %s" % (what, e))
+        if not isinstance(arguments, dict):
+            raise _UsageError("%s: the arguments must be a JSON object" % what)
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    props = props if isinstance(props, dict) else None
+    closed = props is not None and schema.get("additionalProperties") is not True
+    for key, text in _split_pairs(pairs):
+        if key in arguments:
+            raise _UsageError("%s: %s is given twice" % (what, key))
+        if closed and key not in props:
+            raise _UsageError("%s has no argument %r (it takes: %s)" % (what, key, ", ".join(props) or "none"))
+        arguments[key] = _typed_value(text, (props or {}).get(key), "%s=%s" % (key, text)) if props is not None \
+            else _loose_json(text, "%s=%s" % (key, text))
+    required = schema.get("required") if isinstance(schema, dict) else None
+    missing = [k for k in required if isinstance(k, str) and k not in arguments] if isinstance(required, list) else []
+    if missing:
+        raise _UsageError("%s needs %s (see: tool %s)" % (what, ", ".join(k + "=..." for k in missing), what))
+    return arguments
+
+
+# -- where servers come from: the command line, or the config files people already have
+
+def _config_files(home=None, cwd=None, platform=None, environ=None):
+    """[(label, path, table key)] of the MCP config files of common hosts, project files first."""
+    environ = os.environ if environ is None else environ
+    home = home or os.path.expanduser("~")
+    cwd = cwd or os.getcwd()
+    platform = platform or sys.platform
+    if platform == "darwin":
+        desktop = os.path.join(home, "Library", "Application Support", "Claude")
+    elif platform.startswith("win"):
+        desktop = os.path.join(environ.get("APPDATA") or os.path.join(home, "AppData", "Roaming"), "Claude")
+    else:
+        desktop = os.path.join(environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config"), "Claude")
+    return [
+        ("Claude Code (project)", os.path.join(cwd, ".mcp.json"), "mcpServers"),
+        ("Cursor (project)", os.path.join(cwd, ".cursor", "mcp.json"), "mcpServers"),
+        ("VS Code (project)", os.path.join(cwd, ".vscode", "mcp.json"), "servers"),
+        ("Gemini CLI (project)", os.path.join(cwd, ".gemini", "settings.json"), "mcpServers"),
+        ("Claude Code", os.path.join(home, ".claude.json"), "mcpServers"),
+        ("Claude Desktop", os.path.join(desktop, "claude_desktop_config.json"), "mcpServers"),
+        ("Cursor", os.path.join(home, ".cursor", "mcp.json"), "mcpServers"),
+        ("Gemini CLI", os.path.join(home, ".gemini", "settings.json"), "mcpServers"),
+        ("Windsurf", os.path.join(home, ".codeium", "windsurf", "mcp_config.json"), "mcpServers"),
+    ]
+
+
+def _read_config(path):
     try:
         with open(path, encoding="utf-8-sig") as f:  # (with or without the BOM Windows editors write)
-            doc = json.load(f)
+            text = f.read()
+        try:
+            return json.loads(text)
+        except ValueError:
+            # VS Code's files are JSON with comments: drop // and /* */ outside strings, then retry
+            return json.loads(re.sub(r'("(?:\\.|[^"\\])*")|//[^\n]*|/\*.*?\*/', lambda m: m.group(1) or "", text,
+                                     flags=re.S))
     except (OSError, ValueError) as e:
         raise _UsageError("cannot read %s: %s" % (path, e))
+
+
+def _server_tables(doc, path, key=None):
+    """{name: entry} of a config document: mcpServers, VS Code's servers, and ~/.claude.json's
+    per-project tables (the current directory's)."""
+    if not isinstance(doc, dict):
+        raise _UsageError("%s: the top level must be an object with mcpServers" % path)
+    keys = [key] if key else ["mcpServers", "servers"]
+    tables = [(k, doc[k]) for k in keys if k in doc]
+    projects = doc.get("projects") if os.path.basename(path) == ".claude.json" else None
+    if isinstance(projects, dict) and isinstance(projects.get(os.getcwd()), dict):
+        tables.append(("projects.%s.mcpServers" % os.getcwd(), projects[os.getcwd()].get("mcpServers") or {}))
+    if not tables:
+        raise _UsageError("%s: mcpServers must be an object" % path)
+    out = {}
+    for table_key, table in tables:
+        if not isinstance(table, dict):
+            raise _UsageError("%s: %s must be an object" % (path, table_key))
+        for name, entry in table.items():
+            out.setdefault(name, (table_key, entry))
+    return out
+
+
+def _found_servers():
+    """[(name, label, path, entry)] of every server in the config files that exist here."""
+    found = []
+    for label, path, key in _config_files():
+        if not os.path.isfile(path):
+            continue
+        try:
+            tables = _server_tables(_read_config(path), path, None if key == "mcpServers" else key)
+        except _UsageError:
+            continue  # a broken file elsewhere must not stop the one asked for
+        for name, (table_key, entry) in tables.items():
+            found.append((name, label, path, entry))
+    return found
+
+
+def _expand(value, where, inputs):
+    """${env:NAME}, ${NAME}, ${NAME:-default}, ${input:ID}, ${userHome}, ${workspaceFolder} in a config value."""
+    def one(match):
+        body = match.group(1)
+        if body in ("userHome",):
+            return os.path.expanduser("~")
+        if body in ("workspaceFolder", "workspaceRoot"):
+            return os.getcwd()
+        if body.startswith("input:"):
+            return _config_input(body[6:], where, inputs)
+        name, sep, default = body[4:].partition(":-") if body.startswith("env:") else body.partition(":-")
+        if name in os.environ:
+            return os.environ[name]
+        if sep:
+            return default
+        raise _UsageError("%s uses ${%s}, but %s is not set" % (where, body, name))
+    return re.sub(r"\$\{([^}]+)\}", one, value)
+
+
+def _config_input(input_id, where, inputs):
+    """A VS Code ${input:ID}: asked on the terminal (a password without echo); refused without one."""
+    spec = next((i for i in inputs if isinstance(i, dict) and i.get("id") == input_id), {})
+    if not (sys.stdin is not None and sys.stdin.isatty() and sys.stderr.isatty()):
+        raise _UsageError("%s asks for ${input:%s}; run on a terminal to type it, or give the value with --env"
+                          % (where, input_id))
+    question = "%s: " % (spec.get("description") or input_id)
+    if spec.get("password"):
+        import getpass
+        return getpass.getpass(question, sys.stderr)
+    return _ask(question)
+
+
+def _server_from_config(path, name):
+    """{"server", "env", "headers", "cwd"} of one entry of an MCP config file; errors name the key."""
+    doc = _read_config(path)
 
     def need(value, kind, key, what):
         if not isinstance(value, kind) or kind is str and not value:
             raise _UsageError("%s: %s must be %s" % (path, key, what))
         return value
 
-    def strings(value, key):
-        for k, v in need(value, dict, key, "an object").items():
-            need(v, str, "%s.%s" % (key, k), "a string")
-        return value
-
-    servers = need(need(doc, dict, "the top level", "an object").get("mcpServers"), dict, "mcpServers", "an object")
+    need(doc, dict, "the top level", "an object with mcpServers")
+    if "mcpServers" in doc:
+        need(doc["mcpServers"], dict, "mcpServers", "an object")
+    tables = _server_tables(doc, path)
     if name is None:
-        if len(servers) != 1:
+        if len(tables) != 1:
             raise _UsageError("%s lists %d servers; pick one with --server NAME (%s)"
-                              % (path, len(servers), ", ".join(sorted(servers))))
-        name = next(iter(servers))
-    if name not in servers:
-        raise _UsageError("no server %r in %s (it has: %s)" % (name, path, ", ".join(sorted(servers))))
-    key = "mcpServers.%s" % name
-    entry = need(servers[name], dict, key, "an object")
-    if entry.get("url") is not None:
-        return need(entry["url"], str, key + ".url", "a URL"), {}, strings(entry.get("headers") or {}, key + ".headers")
-    command = need(entry.get("command"), str, key + ".command", "a non-empty string (or give a url)")
+                              % (path, len(tables), ", ".join(sorted(tables))))
+        name = next(iter(tables))
+    if name not in tables:
+        raise _UsageError("no server %r in %s (it has: %s)" % (name, path, ", ".join(sorted(tables))))
+    key, entry = tables[name]
+    key = "%s.%s" % (key, name)
+    inputs = doc.get("inputs") if isinstance(doc.get("inputs"), list) else []
+    need(entry, dict, key, "an object")
+
+    def text(value, where):
+        return _expand(need(value, str, where, "a string"), "%s: %s" % (path, where), inputs)
+
+    def strings(value, where):
+        return {k: text(v, "%s.%s" % (where, k)) for k, v in need(value, dict, where, "an object").items()}
+
+    kind = str(entry.get("type") or entry.get("transport") or "").lower()
+    url = next((entry[k] for k in ("url", "httpUrl", "serverUrl") if entry.get(k) is not None), None)
+    cwd = text(entry["cwd"], key + ".cwd") if entry.get("cwd") is not None else None
+    if url is not None or kind in ("http", "sse", "streamable-http", "streamablehttp"):
+        url = _cli_url(text(url, key + ".url"), key + ".url") if url is not None else \
+            need(None, str, key + ".url", "a URL (type is %s)" % kind)
+        return {"server": url, "env": {}, "headers": strings(entry.get("headers") or {}, key + ".headers"),
+                "cwd": None}
+    command = text(need(entry.get("command"), str, key + ".command", "a non-empty string (or give a url)"),
+                   key + ".command")
     args = need(entry.get("args") or [], list, key + ".args", "a list")
-    for i, arg in enumerate(args):
-        need(arg, str, "%s.args[%d]" % (key, i), "a string")
-    return [command] + args, strings(entry.get("env") or {}, key + ".env"), {}
+    argv = [command] + [text(arg, "%s.args[%d]" % (key, i)) for i, arg in enumerate(args)]
+    if any(c.isspace() for c in command.strip()) and not os.path.exists(command):
+        import shlex  # "npx -y server" in one string: what a shell would have run, when its
+        import shutil  # first word is a program (else the name as written, and its own error)
+        words = shlex.split(command, posix=os.name != "nt")
+        if words and (shutil.which(words[0]) or os.path.exists(words[0])):
+            argv = words + argv[1:]
+    return {"server": argv, "env": strings(entry.get("env") or {}, key + ".env"), "headers": {}, "cwd": cwd}
+
+
+# host[:port][/path]: a URL someone meant, written without its scheme (a pattern, compiled on first
+# use by re's cache: nothing of the CLI costs a library user import time)
+_URL_LIKE = r"^(localhost|[\w-]+(\.[\w-]+)+|\d+\.\d+\.\d+\.\d+|\[[0-9a-fA-F:]+\])(:\d+)?(/\S*)?$"
+
+
+def _cli_url(text, what="--url"):
+    """An http(s) URL, or a usage error that says what was probably meant."""
+    scheme = text.split("://", 1)[0].lower() if "://" in text else ""
+    if scheme in ("http", "https"):
+        return text
+    if scheme:
+        raise _UsageError("%s: %s is not an http:// or https:// URL" % (what, text))
+    if re.match(_URL_LIKE, text):
+        local = text.split(":")[0].split("/")[0] in ("localhost", "127.0.0.1", "[::1]")
+        meant = "%s://%s" % ("http" if local else "https", text)
+        if what == "--url":
+            raise _UsageError("--url needs a scheme: did you mean --url %s?" % meant)
+        raise _UsageError("%s looks like a URL without its scheme, not a program: did you mean --url %s?"
+                          % (text, meant))
+    raise _UsageError("%s: %s is not a URL" % (what, text))
+
+
+def _looks_like_url(argv):
+    """A lone server word that is a URL (or one without its scheme) and no program of that name."""
+    if len(argv) != 1 or os.path.exists(argv[0]):
+        return False
+    import shutil
+    return "://" in argv[0] or bool(re.match(_URL_LIKE, argv[0])) and "/" in argv[0] and shutil.which(argv[0]) is None
 
 
 def _parse_cli(argv):
-    """The command line as (options, server, env, headers, command arguments); _UsageError when bad."""
-    server_argv = []
-    if "--" in argv:
+    """The command line as (options, server dict, command arguments); _UsageError when bad."""
+    server_argv, explicit_argv = [], "--" in argv
+    if explicit_argv:
         cut = argv.index("--")
         argv, server_argv = argv[:cut], argv[cut + 1:]
     opts = _cli_parser().parse_args(argv)
@@ -7261,34 +7540,56 @@ def _parse_cli(argv):
         if not sep:
             raise _UsageError("expected --header K:V, got %r" % h)
         headers[key.strip()] = value.strip()
-    if opts.config:
-        server, config_env, config_headers = _server_from_config(opts.config, opts.server)
-        env, headers = dict(config_env, **env), dict(config_headers, **headers)
-    elif opts.url or server_argv:
-        server = opts.url or server_argv
-    else:
-        raise _UsageError("say which server: -- SERVER_ARGV..., --url URL, or --config FILE")
     try:
         opts.timeout = _client_timeout(float(opts.timeout), "--timeout")
     except ValueError:
         raise _UsageError("--timeout must be a positive finite number of seconds, not %r" % opts.timeout)
     if opts.protocol_version != "auto" and opts.protocol_version not in SUPPORTED_VERSIONS:
         raise _UsageError("--protocol-version must be auto or one of %s" % ", ".join(SUPPORTED_VERSIONS))
-    if not isinstance(server, str) and (opts.transport != "auto" or opts.cacert or opts.cert or opts.insecure):
-        raise _UsageError("--transport, --cacert, --cert and --insecure are for an http(s) server (--url)")
-    if opts.insecure and opts.cacert:
-        raise _UsageError("--insecure and --cacert contradict each other")
-    if opts.key and not opts.cert:
-        raise _UsageError("--key needs --cert")
     needs, parse = _COMMANDS.get(opts.command, (None, None))[:2]
     if needs is None:
         raise _UsageError("unknown command %r (see --help)" % opts.command)
     if len(opts.args) < needs:
         raise _UsageError("%s needs an argument" % opts.command)
-    return opts, server, env, headers, parse(opts.args)
+    parsed = parse(opts.args)
+    if opts.command == "servers":
+        return opts, None, parsed
+    given = [what for what, there in (("--url", opts.url), ("--config", opts.config),
+                                      ("-- SERVER_ARGV", explicit_argv)) if there]
+    if len(given) > 1:
+        raise _UsageError("give the server one way, not %s" % " and ".join(given))
+    if explicit_argv and not server_argv:
+        raise _UsageError("nothing after --: give the server's command line")
+    server = {"env": {}, "headers": {}, "cwd": None}
+    if opts.config:
+        server = _server_from_config(opts.config, opts.server)
+    elif opts.url:
+        server["server"] = _cli_url(opts.url)
+    elif server_argv:
+        if _looks_like_url(server_argv):
+            server["server"] = _cli_url(server_argv[0], "the server")  # a URL after --: understood, or explained
+        else:
+            server["server"] = server_argv
+    elif opts.server:
+        found = _found_servers()
+        match = [f for f in found if f[0] == opts.server]
+        if not match:
+            raise _UsageError("no server %r in your MCP config files (%s); see: mcp_min servers"
+                              % (opts.server, ", ".join(sorted(set(f[0] for f in found))) or "none found"))
+        server = _server_from_config(match[0][2], opts.server)  # (the first file naming it)
+    else:
+        raise _UsageError("say which server: -- SERVER_ARGV..., --url URL, --config FILE or --server NAME")
+    if not isinstance(server["server"], str) and (opts.transport != "auto" or opts.cacert or opts.cert or opts.insecure):
+        raise _UsageError("--transport, --cacert, --cert and --insecure are for an http(s) server (--url)")
+    if opts.insecure and opts.cacert:
+        raise _UsageError("--insecure and --cacert contradict each other")
+    if opts.key and not opts.cert:
+        raise _UsageError("--key needs --cert")
+    server["env"], server["headers"] = dict(server["env"], **env), dict(server["headers"], **headers)
+    return opts, server, parsed
 
 
-# -- the commands: (arguments needed, parse(args), run(client, parsed, as_json) -> status)
+# -- printing: every listing one line per item, in the server's words, never a traceback
 
 def _print(value, as_json):
     if as_json or not isinstance(value, str):
@@ -7304,39 +7605,152 @@ def _dumps_for_humans_indented(value):
         return repr(value)
 
 
-def _listing(items, as_json, label="name"):
+def _first_line(text):
+    lines = str(text or "").strip().splitlines()
+    return lines[0] if lines else ""
+
+
+def _type_text(schema):
+    """A schema's type the way a signature shows it: number, "a"|"b", array[string], ..."""
+    if not isinstance(schema, dict):
+        return "any"
+    enum = schema.get("enum")
+    if isinstance(enum, list) and enum:
+        shown = "|".join(json.dumps(v, ensure_ascii=False) for v in enum[:SIGNATURE_ENUM_LIMIT])
+        return shown + ("|..." if len(enum) > SIGNATURE_ENUM_LIMIT else "")
+    types = _schema_types(schema)
+    if "array" in types and isinstance(schema.get("items"), dict):
+        types = [("array[%s]" % _type_text(schema["items"])) if t == "array" else t for t in types]
+    if not types:
+        for union in ("anyOf", "oneOf"):
+            if isinstance(schema.get(union), list):
+                return "|".join(_type_text(s) for s in schema[union])
+    return "|".join(types) or "any"
+
+
+def _signature(tool):
+    """add(a: number, b: number, unit?: "m"|"km" = "m"): required first, optionals marked with ?."""
+    schema = tool.get("inputSchema") if isinstance(tool.get("inputSchema"), dict) else {}
+    props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+    required = schema.get("required") if isinstance(schema.get("required"), list) else []
+    params = []
+    for key in sorted(props, key=lambda k: k not in required):
+        prop = props[key] if isinstance(props[key], dict) else {}
+        text = "%s%s: %s" % (key, "" if key in required else "?", _type_text(prop))
+        if "default" in prop:
+            text += " = " + _dumps_for_humans(prop["default"])
+        params.append(text)
+    out = "%s(%s)" % (tool.get("name"), ", ".join(params))
+    output = tool.get("outputSchema")
+    if isinstance(output, dict):
+        fields = output.get("properties") if isinstance(output.get("properties"), dict) else {}
+        out += " -> " + ("{%s}" % ", ".join("%s: %s" % (k, _type_text(v)) for k, v in fields.items())
+                         if fields else _type_text(output))
+    return out
+
+
+def _item(item, label):
+    return item if isinstance(item, dict) else {label: item}
+
+
+def _print_tools(tools, as_json):
     if as_json:
-        _print(items, True)
+        _print(tools, True)
         return
+    for tool in tools:
+        tool = _item(tool, "name")
+        desc = _first_line(tool.get("description"))
+        print("%s%s" % (_signature(tool), "  - " + desc if desc else ""))
+
+
+def _print_tool(tool, as_json):
+    """One tool in full: signature, description, each parameter, annotations, output schema."""
+    if as_json:
+        _print(tool, True)
+        return
+    print(_signature(tool))
+    if tool.get("description"):
+        print("\n" + str(tool["description"]).strip())
+    schema = tool.get("inputSchema") if isinstance(tool.get("inputSchema"), dict) else {}
+    props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+    required = schema.get("required") if isinstance(schema.get("required"), list) else []
+    if props:
+        print("\nparameters:")
+    for key, prop in props.items():
+        prop = prop if isinstance(prop, dict) else {}
+        notes = ["required" if key in required else "optional"]
+        if "default" in prop:
+            notes.append("default " + _dumps_for_humans(prop["default"]))
+        desc = _first_line(prop.get("description"))
+        print("  %s: %s (%s)%s" % (key, _type_text(prop), ", ".join(notes), "  - " + desc if desc else ""))
+    for field in ("annotations", "execution", "outputSchema", "_meta"):
+        if tool.get(field):
+            print("\n%s:\n%s" % (field, "\n".join("  " + line for line in
+                                                  _dumps_for_humans_indented(tool[field]).splitlines())))
+
+
+def _find(items, name, what, key="name"):
     for item in items:
-        item = item if isinstance(item, dict) else {label: item}
-        desc = str(item.get("description") or "").strip().splitlines()
-        print("%s%s" % (item.get(label), "  - " + desc[0] if desc else ""))
+        if isinstance(item, dict) and item.get(key) == name:
+            return item
+    raise _CliError(EXIT_OTHER, "the server has no %s %r (it has: %s)" % (
+        what, name, ", ".join(str(i.get(key)) for i in items if isinstance(i, dict)) or "none"))
 
 
-def _run_info(client, parsed, as_json):
+def _run_info(client, parsed, opts):
     info = {"server": client.server_info, "protocol_version": client.protocol_version,
             "transport": client.transport, "capabilities": client.server_capabilities,
             "instructions": client.instructions}
-    if as_json:
+    if opts.json:
         _print(info, True)
-        return 0
+        return EXIT_OK
     print("server: %s %s" % (client.server_info.get("name"), client.server_info.get("version")))
     print("protocol: %s over %s" % (client.protocol_version, client.transport))
     print("capabilities: %s" % ", ".join(sorted(map(str, client.server_capabilities))))
     if client.instructions:
         print("instructions: %s" % client.instructions)
-    return 0
+    return EXIT_OK
 
 
-def _run_call(client, parsed, as_json):
-    name, arguments = parsed
-    if as_json:
+def _run_tools(client, names, opts):
+    tools = client.list_tools()
+    if not names:
+        _print_tools(tools, opts.json)
+    for name in names:
+        _print_tool(_find(tools, name, "tool"), opts.json)
+    return EXIT_OK
+
+
+def _tool_arguments(client, name, words, opts):
+    """The call's arguments, converted and checked by the tool's input schema (tools/list first);
+    a tool that is not listed (or a server without tools/list) gets today's JSON-when-it-parses rule."""
+    try:
+        tools = client.list_tools()
+    except RequestError:
+        tools = []
+    tool = next((t for t in tools if isinstance(t, dict) and t.get("name") == name), {})
+    return _schema_arguments(words, opts.json_args, tool.get("inputSchema"), name)
+
+
+def _run_call(client, parsed, opts):
+    name, words = parsed
+    arguments = _tool_arguments(client, name, words, opts)
+    if opts.task:
+        task = client.start(name, arguments, progress=_show_progress)
+        if task.id is not None:
+            print("mcp_min: task %s (follow it with: task %s)" % (task.id, task.id), file=sys.stderr, flush=True)
+        try:
+            value = task.result(opts.timeout)
+        except ToolError as e:
+            raise _CliError(EXIT_TOOL_ERROR, str(e))
+        _print(value, opts.json)
+        return EXIT_OK
+    if opts.json:
         result = client.call_tool(name, arguments, progress=_show_progress)
         _print(result, True)
-        return 1 if result.get("isError") else 0
+        return EXIT_TOOL_ERROR if result.get("isError") else EXIT_OK
     _print(client.call(name, arguments, progress=_show_progress), False)
-    return 0
+    return EXIT_OK
 
 
 def _show_progress(done, total, message):
@@ -7347,6 +7761,19 @@ def _show_progress(done, total, message):
           file=sys.stderr, flush=True)
 
 
+def _on_terminal():
+    return sys.stdin is not None and sys.stdin.isatty() and sys.stderr is not None and sys.stderr.isatty()
+
+
+def _ask(question):
+    """One answer typed on the terminal; the question goes to stderr (stdout is for results).
+    EOF (Ctrl-D) is None."""
+    sys.stderr.write(question)
+    sys.stderr.flush()
+    line = sys.stdin.readline()
+    return line.rstrip("\r\n") if line else None
+
+
 def _cli_url_elicitation(params):
     """URL-mode elicitation on the command line: show the URL; on a terminal, offer a browser."""
     import urllib.parse
@@ -7355,73 +7782,193 @@ def _cli_url_elicitation(params):
     print("mcp_min: the server asks you to visit a URL: %s" % params.get("message", ""), file=sys.stderr)
     print("  %s\n  (site: %s%s)" % (url, host, "; an internationalized name, check it" if "xn--" in host else ""),
           file=sys.stderr, flush=True)
-    if not (sys.stdin is not None and sys.stdin.isatty() and sys.stderr.isatty()):
+    if not _on_terminal():
         return {"action": "cancel"}  # nobody here to agree
-    if input("Open it in your browser? [y/N] ").strip().lower() not in ("y", "yes"):
+    if (_ask("Open it in your browser? [y/N] ") or "").strip().lower() not in ("y", "yes"):
         return {"action": "decline"}
     import webbrowser
     webbrowser.open(url)
-    input("Press Enter when you are done there... ")
+    _ask("Press Enter when you are done there... ")
     return {"action": "accept"}
 
 
-def _run_task(client, task_id, as_json):
+def _cli_form_elicitation(params):
+    """Form-mode elicitation: on a terminal, ask for each field of the requested schema (its type,
+    default and choices), then accept, decline or cancel; without one, decline and say so."""
+    message = _first_line(params.get("message")) or "(no message)"
+    if not _on_terminal():
+        print("mcp_min: the server asks for input (%s); declined: no terminal to ask on" % message,
+              file=sys.stderr, flush=True)
+        return {"action": "decline"}
+    schema = params.get("requestedSchema") if isinstance(params.get("requestedSchema"), dict) else {}
+    props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+    required = schema.get("required") if isinstance(schema.get("required"), list) else []
+    sys.stderr.write("mcp_min: the server asks: %s\n" % params.get("message", ""))
+    content = {}
+    for key, prop in props.items():
+        prop = prop if isinstance(prop, dict) else {}
+        choices = prop.get("enum") or [c.get("const") for c in prop.get("oneOf") or [] if isinstance(c, dict)]
+        label = prop.get("title") or key
+        hints = [_type_text(prop) if not choices else "one of: " + ", ".join(map(str, choices))]
+        hints.append("required" if key in required else "optional")
+        if "default" in prop:
+            hints.append("default %s" % _dumps_for_humans(prop["default"]))
+        if prop.get("description"):
+            sys.stderr.write("  %s\n" % _first_line(prop["description"]))
+        while True:
+            answer = _ask("  %s (%s): " % (label, ", ".join(hints)))
+            if answer is None:
+                sys.stderr.write("\n")
+                return {"action": "cancel"}
+            if answer == "":
+                if "default" in prop:
+                    content[key] = prop["default"]
+                    break
+                if key not in required:
+                    break
+                sys.stderr.write("  (required)\n")
+                continue
+            try:
+                value = _typed_value(answer, prop, key)
+            except _UsageError as e:
+                sys.stderr.write("  %s\n" % e)
+                continue
+            if choices and value not in choices:
+                sys.stderr.write("  pick one of: %s\n" % ", ".join(map(str, choices)))
+                continue
+            content[key] = value
+            break
+    while True:
+        answer = _ask("Send this? [a]ccept / [d]ecline / [c]ancel: ")
+        choice = (answer or "c").strip().lower()[:1]
+        if choice in ("a", "y"):
+            return {"action": "accept", "content": content}
+        if choice in ("d", "n"):
+            return {"action": "decline"}
+        if choice == "c":
+            return {"action": "cancel"}
+
+
+def _run_task(client, task_id, opts):
     task = client.task(task_id, progress=_show_progress)
-    _print(task.status() if as_json else task.result(), as_json)
-    return 0
+    try:
+        value = task.status() if opts.json else task.result()
+    except ToolError as e:
+        raise _CliError(EXIT_TOOL_ERROR, str(e))
+    _print(value, opts.json)
+    return EXIT_OK
 
 
-def _run_resources(client, parsed, as_json):
-    if as_json:
-        _print({"resources": client.list_resources(), "resourceTemplates": client.list_resource_templates()}, True)
-        return 0
-    _listing(client.list_resources(), False, "uri")
-    if client.server_capabilities.get("resources") is not None:
-        _listing(client.list_resource_templates(), False, "uriTemplate")
-    return 0
+def _run_resources(client, parsed, opts):
+    offers = client.server_capabilities.get("resources") is not None
+    if opts.json:
+        _print({"resources": client.list_resources(),
+                "resourceTemplates": client.list_resource_templates() if offers else []}, True)
+        return EXIT_OK
+    for item in client.list_resources():
+        item = _item(item, "uri")
+        desc = _first_line(item.get("description") or item.get("title") or item.get("name"))
+        print("%s%s" % (item.get("uri"), "  - " + desc if desc else ""))
+    templates = client.list_resource_templates() if offers else []
+    if templates:
+        print("resource templates:")
+    for item in templates:
+        item = _item(item, "uriTemplate")
+        desc = _first_line(item.get("description") or item.get("title") or item.get("name"))
+        print("  %s%s" % (item.get("uriTemplate"), "  - " + desc if desc else ""))
+    return EXIT_OK
 
 
-def _run_read(client, uri, as_json):
+def _run_read(client, uri, opts):
     result = client.read_resource(uri)
-    if as_json:
+    if opts.json:
         _print(result, True)
-        return 0
+        return EXIT_OK
     for part in _field(result, "contents", list, "resources/read", []):
         part = part if isinstance(part, dict) else {"text": _dumps_for_humans(part)}
         print(part["text"] if "text" in part else "<%s: %d characters of base64>" % (
             part.get("mimeType", "binary"), len(str(part.get("blob", "")))))
-    return 0
+    return EXIT_OK
 
 
-def _run_prompt(client, parsed, as_json):
-    result = client.get_prompt(*parsed)
-    if as_json:
+def _prompt_signature(prompt):
+    args = prompt.get("arguments") if isinstance(prompt.get("arguments"), list) else []
+    shown = ["%s%s" % (a.get("name"), "" if a.get("required") else "?") for a in args if isinstance(a, dict)]
+    return "%s(%s)" % (prompt.get("name"), ", ".join(shown))
+
+
+def _run_prompts(client, parsed, opts):
+    prompts = client.list_prompts()
+    if opts.json:
+        _print(prompts, True)
+        return EXIT_OK
+    for prompt in prompts:
+        prompt = _item(prompt, "name")
+        desc = _first_line(prompt.get("description"))
+        print("%s%s" % (_prompt_signature(prompt), "  - " + desc if desc else ""))
+    return EXIT_OK
+
+
+def _run_prompt(client, parsed, opts):
+    name, words = parsed
+    if opts.json_args is not None:
+        words = list(words) + [opts.json_args]
+    try:
+        listed = client.list_prompts()
+    except RequestError:
+        listed = []
+    prompt = next((p for p in listed if isinstance(p, dict) and p.get("name") == name), {})
+    declared = prompt.get("arguments") if isinstance(prompt.get("arguments"), list) else None
+    schema = None
+    if declared is not None:  # prompt arguments are strings; the same checks as a tool's
+        schema = {"type": "object", "properties": {a.get("name"): {"type": "string"} for a in declared
+                                                   if isinstance(a, dict) and isinstance(a.get("name"), str)},
+                  "required": [a.get("name") for a in declared if isinstance(a, dict) and a.get("required")]}
+    arguments = _schema_arguments(words, None, schema or {"type": "object"}, name)
+    if schema is None:
+        arguments = {k: v if isinstance(v, str) else json.dumps(v) for k, v in arguments.items()}
+    result = client.get_prompt(name, arguments)
+    if opts.json:
         _print(result, True)
-        return 0
+        return EXIT_OK
     for m in _field(result, "messages", list, "prompts/get", []):
         m = m if isinstance(m, dict) else {}
         content = m.get("content") if isinstance(m.get("content"), dict) else {}
         print("%s: %s" % (m.get("role"), content.get("text", _dumps_for_humans(content))))
-    return 0
+    return EXIT_OK
 
 
-def _run_skills(client, parsed, as_json):
+def _run_complete(client, parsed, opts):
+    ref, words = parsed
+    pairs = _split_pairs(words)
+    if not pairs:
+        raise _UsageError("complete %s needs ARG=PREFIX (the argument to complete)" % ref)
+    (name, prefix), context = pairs[-1], dict(pairs[:-1])
+    values = client.complete(ref, (name, prefix), context or None)
+    if opts.json:
+        _print(values, True)
+    for value in [] if opts.json else values:
+        print(value)
+    return EXIT_OK
+
+
+def _run_skills(client, parsed, opts):
     skills = client.list_skills()
-    if as_json:
+    if opts.json:
         _print(skills, True)
-        return 0
+        return EXIT_OK
     for entry in skills:
         fm = entry.get("frontmatter") if isinstance(entry.get("frontmatter"), dict) else {}
-        desc = str(fm.get("description") or "").strip().splitlines()
-        print("%s%s  (%s)" % (fm.get("name"), "  - " + desc[0] if desc else "", entry.get("uri")))
-    return 0
+        desc = _first_line(fm.get("description"))
+        print("%s%s  (%s)" % (fm.get("name"), "  - " + desc if desc else "", entry.get("uri")))
+    return EXIT_OK
 
 
-def _run_skill(client, name, as_json):
+def _run_skill(client, name, opts):
     skill = client.read_skill(name)
-    if not as_json:
+    if not opts.json:
         print(skill["text"], end="" if skill["text"].endswith("\n") else "\n")
-        return 0
+        return EXIT_OK
     files = {}
     for uri, data in skill["files"].items():
         try:
@@ -7429,13 +7976,13 @@ def _run_skill(client, name, as_json):
         except UnicodeDecodeError:
             files[uri] = {"size": len(data), "blob": base64.b64encode(data).decode("ascii")}
     _print(dict(skill, files=files), True)
-    return 0
+    return EXIT_OK
 
 
-def _run_ping(client, parsed, as_json):
+def _run_ping(client, parsed, opts):
     client.ping()
     print("ok")
-    return 0
+    return EXIT_OK
 
 
 def _raw_args(args):
@@ -7450,20 +7997,273 @@ def _raw_args(args):
     return args[0], params
 
 
+def _run_servers(opts):
+    """The servers of the MCP config files found here: name, what it runs, and where it is written."""
+    found = _found_servers()
+    if opts.json:
+        _print([{"name": n, "host": label, "file": path, "entry": entry} for n, label, path, entry in found], True)
+        return EXIT_OK
+    if not found:
+        print("mcp_min: no MCP config file here (looked for: %s)" % ", ".join(
+            p for _, p, _ in _config_files()), file=sys.stderr)
+        return EXIT_OK
+    for name, label, path, entry in found:
+        entry = entry if isinstance(entry, dict) else {}
+        what = entry.get("url") or entry.get("httpUrl") or entry.get("serverUrl") or " ".join(
+            str(a) for a in [entry.get("command")] + list(entry.get("args") or []))
+        print("%s  %s  (%s: %s)" % (name, _shorten(str(what), 80), label, path))
+    return EXIT_OK
+
+
+def _run_shell(client, parsed, opts):
+    _new_shell(client, opts).cmdloop()
+    return EXIT_OK
+
+
+def _shell_class():
+    import cmd
+
+    class Shell(cmd.Cmd):
+        """An interactive shell on one server: every CLI command, tab completion, history."""
+        intro = "connected to %s; type help, or quit (Ctrl-D)"
+        prompt = "mcp> "
+
+        def __init__(self, client, opts):
+            cmd.Cmd.__init__(self)
+            self.client, self.opts = client, opts
+            self.intro = self.intro % (client.server_info.get("name") or "the server")
+            self.trace_handler = None
+
+        def onecmd(self, line):
+            try:
+                return cmd.Cmd.onecmd(self, line)
+            except (_UsageError, _CliError, McpError, ValueError) as e:
+                print("error: %s" % _cli_message(e, self.client.server_capabilities), file=sys.stderr)
+            except KeyboardInterrupt:
+                print("(interrupted)", file=sys.stderr)
+            return False
+
+        def emptyline(self):
+            return False  # not cmd's default: repeat the last command
+
+        def run(self, command, line):
+            import shlex
+            words = shlex.split(line)
+            needs, parse, run = _COMMANDS[command]
+            if len(words) < needs:
+                raise _UsageError("%s needs an argument" % command)
+            run(self.client, parse(words), self.opts)
+
+        def do_info(self, line):
+            """info: server name, version, protocol, capabilities"""
+            self.run("info", line)
+
+        def do_tools(self, line):
+            """tools [NAME]: list tools as signatures; with NAME, one in full"""
+            self.run("tools", line)
+
+        def do_call(self, line):
+            """call NAME [key=value ...] [JSON]: call a tool"""
+            self.run("call", line)
+
+        def do_resources(self, line):
+            """resources: list resources and resource templates"""
+            self.run("resources", line)
+
+        def do_read(self, line):
+            """read URI: read a resource"""
+            self.run("read", line)
+
+        def do_prompts(self, line):
+            """prompts: list prompts"""
+            self.run("prompts", line)
+
+        def do_prompt(self, line):
+            """prompt NAME [key=value ...]: get a prompt"""
+            self.run("prompt", line)
+
+        def do_complete(self, line):
+            """complete REF ARG=PREFIX: completions of a prompt or resource template argument"""
+            self.run("complete", line)
+
+        def do_tool(self, line):
+            """tool NAME: one tool in full"""
+            self.run("tool", line)
+
+        def do_skills(self, line):
+            """skills: list skills"""
+            self.run("skills", line)
+
+        def do_skill(self, line):
+            """skill NAME|URI: read a skill and print its SKILL.md"""
+            self.run("skill", line)
+
+        def do_task(self, line):
+            """task ID: wait for a task and print its value"""
+            self.run("task", line)
+
+        def do_raw(self, line):
+            """raw METHOD [JSON]: send any request, print the raw result"""
+            self.run("raw", line)
+
+        def do_ping(self, line):
+            """ping: check the server answers"""
+            self.run("ping", line)
+
+        def do_trace(self, line):
+            """trace on|off: show every JSON-RPC message on stderr"""
+            on = line.strip().lower() in ("on", "1", "yes")
+            if on and self.trace_handler is None:
+                self.trace_handler = _trace_on()
+            elif not on and self.trace_handler is not None:
+                _log.removeHandler(self.trace_handler)
+                _log.setLevel(logging.WARNING)
+                _log.propagate = True
+                self.trace_handler = None
+            print("trace %s" % ("on" if on else "off"))
+
+        def do_history(self, line):
+            """history: the commands typed so far"""
+            try:
+                import readline
+            except ImportError:
+                print("(no readline here: no history)")
+                return
+            for i in range(1, readline.get_current_history_length() + 1):
+                print("%4d  %s" % (i, readline.get_history_item(i)))
+
+        def do_quit(self, line):
+            """quit: leave the shell (also: exit, Ctrl-D)"""
+            return True
+
+        do_exit = do_quit
+
+        def do_EOF(self, line):
+            print()
+            return True
+
+        def names(self, items, key, text):
+            return [str(i.get(key)) for i in items if isinstance(i, dict) and str(i.get(key)).startswith(text)]
+
+        def complete_call(self, text, line, begidx, endidx):
+            words = line[:begidx].split()
+            tools = self.client.list_tools()
+            if len(words) <= 1:  # (readline adds no space after a match: the name is then complete)
+                return [name + " " for name in self.names(tools, "name", text)]
+            tool = next((t for t in tools if isinstance(t, dict) and t.get("name") == words[1]), {})
+            schema = tool.get("inputSchema") if isinstance(tool.get("inputSchema"), dict) else {}
+            props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+            given = set(w.split("=", 1)[0] for w in words[2:])
+            return [k + "=" for k in props if k.startswith(text) and k not in given]
+
+        def complete_tools(self, text, line, begidx, endidx):
+            return self.names(self.client.list_tools(), "name", text)
+
+        complete_tool = complete_tools
+
+        def complete_prompt(self, text, line, begidx, endidx):
+            return self.names(self.client.list_prompts(), "name", text) if len(line[:begidx].split()) <= 1 else []
+
+        def complete_read(self, text, line, begidx, endidx):
+            return self.names(self.client.list_resources(), "uri", text)
+
+    return Shell
+
+
+def _new_shell(client, opts):
+    try:
+        import readline  # line editing, history and tab completion, where the platform has it
+        readline.set_completer_delims(" \t\n")
+        readline.parse_and_bind("tab: complete")
+    except ImportError:
+        pass
+    shell = _shell_class()(client, opts)
+    if not _on_terminal():  # commands from a pipe or file: only their output, no banner or prompts
+        shell.intro, shell.prompt = None, ""
+    return shell
+
+
 _COMMANDS = {
+    # name: (arguments needed, parse(args) before connecting, run(client, parsed, opts) -> exit status)
     "info": (0, lambda args: None, _run_info),
-    "tools": (0, lambda args: None, lambda client, parsed, as_json: _listing(client.list_tools(), as_json) or 0),
-    "call": (1, lambda args: (args[0], _key_values(args[1:])), _run_call),
+    "tools": (0, lambda args: list(args), _run_tools),
+    "tool": (1, lambda args: list(args), _run_tools),
+    "call": (1, lambda args: (args[0], _call_words(args[1:])), _run_call),
     "resources": (0, lambda args: None, _run_resources),
     "read": (1, lambda args: args[0], _run_read),
-    "prompts": (0, lambda args: None, lambda client, parsed, as_json: _listing(client.list_prompts(), as_json) or 0),
-    "prompt": (1, lambda args: (args[0], _key_values(args[1:], as_json=False)), _run_prompt),
+    "prompts": (0, lambda args: None, _run_prompts),
+    "prompt": (1, lambda args: (args[0], args[1:]), _run_prompt),
+    "complete": (2, lambda args: (args[0], args[1:]), _run_complete),
     "skills": (0, lambda args: None, _run_skills),
     "skill": (1, lambda args: args[0], _run_skill),
     "ping": (0, lambda args: None, _run_ping),
-    "raw": (1, _raw_args, lambda client, parsed, as_json: _print(client.request(*parsed), True) or 0),
+    "raw": (1, _raw_args, lambda client, parsed, opts: _print(client.request(*parsed), True) or EXIT_OK),
     "task": (1, lambda args: args[0], _run_task),
+    "servers": (0, lambda args: None, None),
+    "shell": (0, lambda args: None, _run_shell),
 }
+
+# What a capability's absence means for the command that needs it (for "the server offers: ...").
+_OFFERED = {"tools/": "tools", "resources/": "resources", "prompts/": "prompts", "completion/": "completions",
+            "tasks/": "tasks", "logging/": "logging"}
+
+
+def _cli_message(error, capabilities):
+    """The one line for an error, with what to do where the cause is known."""
+    if isinstance(error, RequestError) and error.code == METHOD_NOT_FOUND and error.method:
+        wanted = next((v for k, v in _OFFERED.items() if error.method.startswith(k)), error.method)
+        offers = ", ".join(sorted(str(k) for k in capabilities if k != "experimental")) if isinstance(
+            capabilities, dict) else ""
+        return "the server does not offer %s (%s: method not found); it offers: %s" % (
+            wanted, error.method, offers or "nothing beyond the basics")
+    return str(error)
+
+
+def _trace_on():
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(message)s"))
+    _log.addHandler(handler)
+    _log.setLevel(logging.DEBUG)
+    _log.propagate = False  # (the shell's warnings handler on the root logger would print each line again)
+    return handler
+
+
+def _connect_hint(error, server, opts, elapsed, stderr_tail):
+    """What to do about a server that could not be reached, said as one message."""
+    message = str(error)
+    local = isinstance(server["server"], list)
+    if isinstance(error, RequestTimeout):
+        message = "no answer from the server within %.1f s of %s it (--timeout %g)" % (
+            elapsed, "starting" if local else "contacting", opts.timeout)
+        if stderr_tail:
+            message += "; last stderr lines:\n  " + "\n  ".join(stderr_tail[-STDERR_SHOWN:])
+        elif local:
+            message += " (no stderr output)"
+    if local and not opts.inherit_env and getattr(error, "returncode", None) not in (None, 0):
+        # variable names the server's stderr mentions that are set here but were filtered out
+        # (only the names are shown, never a value)
+        passed = set(server["env"]) | set(_server_env(None, False))
+        mentioned = set(w for line in getattr(error, "stderr", []) for w in re.findall(r"\b[A-Z][A-Z0-9_]{2,}\b", line))
+        named = sorted(w for w in mentioned if w in os.environ and w not in passed)
+        message += "\n  hint: mcp_min passes the server only PATH, HOME, locale and similar variables%s; " \
+                   "give what it needs with --env K=V (or pass everything with --inherit-env)" % (
+                       " (%s is set here but was not passed)" % ", ".join(named) if named else "")
+    if isinstance(error, HttpError) and error.status == 404 and not local:
+        import urllib.parse
+        if urllib.parse.urlsplit(server["server"]).path.rstrip("/") == "":
+            message += "\n  hint: MCP endpoints usually live at a path: try %s/mcp" % server["server"].rstrip("/")
+    return message
+
+
+def _error_status(error, connected):
+    """The exit status of an exception, by the one table in _USAGE."""
+    if isinstance(error, (AuthRequired, AuthError)) or isinstance(error, HttpError) and error.status in (401, 403):
+        return EXIT_AUTH
+    if isinstance(error, ToolError):
+        return EXIT_TOOL_ERROR
+    if isinstance(error, (ConnectionClosed, RequestTimeout, HttpError)) or not connected:
+        return EXIT_UNREACHABLE  # (an HTML page, a 5xx or a malformed answer while connecting as well)
+    return EXIT_OTHER
 
 
 def main(argv=None):
@@ -7475,45 +8275,72 @@ def main(argv=None):
             except (ValueError, OSError):
                 pass
     try:
-        opts, server, env, headers, parsed = _parse_cli(list(sys.argv[1:] if argv is None else argv))
+        return _main(list(sys.argv[1:] if argv is None else argv))
+    except BrokenPipeError:
+        # the reader went away (`| head -1`): stop quietly, like any Unix tool, and keep the
+        # interpreter's last flush from complaining on the closed pipe
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return EXIT_BROKEN_PIPE
+
+
+def _main(argv):
+    try:
+        opts, server, parsed = _parse_cli(argv)
+        if server is None:
+            return _run_servers(opts)
     except _UsageError as e:
         print("mcp_min: error: %s" % e, file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     if opts.trace:
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(message)s"))
-        _log.addHandler(handler)
-        _log.setLevel(logging.DEBUG)
+        _trace_on()
     else:
         logging.basicConfig(level=logging.WARNING, format="mcp_min: %(message)s")
+    stderr_tail = collections.deque(maxlen=STDERR_LINES)
+    started, client = time.monotonic(), None
     try:
         auth = None
         if opts.oauth or opts.client_id or opts.assertion_file or opts.dpop:
             grant = {"grant_type": "jwt-bearer", "assertion_file": opts.assertion_file} if opts.assertion_file else {}
             auth = OAuth(client_id=opts.client_id, client_secret=opts.client_secret, dpop=opts.dpop or None, **grant)
         tls = {}
-        if isinstance(server, str):  # (a URL: the HTTP options apply)
+        if isinstance(server["server"], str):  # (a URL: the HTTP options apply)
             tls = {"transport": opts.transport, "verify": False if opts.insecure else opts.cacert or True,
                    "cert": (opts.cert, opts.key) if opts.key else opts.cert}
             if opts.insecure:
                 print("mcp_min: WARNING: --insecure: TLS certificates are NOT verified; anyone on the network "
                       "can read and change this traffic, credentials included", file=sys.stderr)
-        with Client(server, timeout=opts.timeout, protocol_version=opts.protocol_version, env=env,
-                    inherit_env=opts.inherit_env, headers=headers, auth=auth,
-                    url_elicitation=_cli_url_elicitation, **tls) as client:
-            return _COMMANDS[opts.command][2](client, parsed, opts.json)
-    except (ConnectionClosed, RequestTimeout) as e:
-        status, message = 3, str(e)  # (with the server's last stderr lines, when it has some)
-    except HttpError as e:
-        status, message = 3 if isinstance(e, AuthRequired) or e.status >= 500 else 1, str(e)
+        try:
+            client = Client(server["server"], timeout=opts.timeout, protocol_version=opts.protocol_version,
+                            env=server["env"], inherit_env=opts.inherit_env, cwd=server["cwd"],
+                            headers=server["headers"], auth=auth, on_stderr=stderr_tail.append,
+                            elicitation=_cli_form_elicitation, url_elicitation=_cli_url_elicitation, **tls)
+        except McpError as e:
+            raise _CliError(_error_status(e, False),
+                            _connect_hint(e, server, opts, time.monotonic() - started, list(stderr_tail)))
+        with client:
+            status = _COMMANDS[opts.command][2](client, parsed, opts)
+            sys.stdout.flush()  # here, so a closed pipe is met inside the try
+            return status
+    except BrokenPipeError:
+        raise
+    except _CliError as e:
+        status, message = e.status, str(e)
+    except _UsageError as e:
+        status, message = EXIT_USAGE, "error: %s" % e
     except McpError as e:
-        status, message = 1, str(e)
+        status, message = _error_status(e, True), _cli_message(e, client.server_capabilities if client else {})
     except ValueError as e:  # arguments the client refused (a header, the environment...)
-        status, message = 2, "error: %s" % e
+        status, message = EXIT_USAGE, "error: %s" % e
+    except ImportError as e:  # an embedded Python without subprocess, select, signal...
+        status, message = EXIT_OTHER, "this Python has no %r module, which %s needs" % (
+            e.name or str(e), "running a stdio server" if isinstance(server["server"], list) else "this command")
     except KeyboardInterrupt:
         return 130
     except Exception as e:  # a bug of ours: still one line, never a traceback
-        status, message = 1, "internal error (%s): %s" % (type(e).__name__, e)
+        status, message = EXIT_OTHER, "internal error (%s): %s" % (type(e).__name__, e)
     print("mcp_min: %s" % message, file=sys.stderr)
     return status
 

@@ -506,11 +506,11 @@ def test_cli_call_prints_the_value():
 
 
 def test_cli_exit_codes(fake):
-    assert cli("call", "divide", "a=1", "b=0", "--", *CALC).returncode == 1
+    assert cli("call", "divide", "a=1", "b=0", "--", *CALC).returncode == 5  # the tool reported an error
     assert cli("frobnicate", "--", *CALC).returncode == 2
     assert cli("call", "add", "a2", "--", *CALC).returncode == 2
     missing = cli("tools", "--", "/nonexistent/server")
-    assert missing.returncode == 3 and "/nonexistent/server" in missing.stderr
+    assert missing.returncode == 4 and "/nonexistent/server" in missing.stderr
 
 
 def test_cli_progress_and_json(fake):

@@ -1248,9 +1248,10 @@ def test_12_cli_config_of_the_wrong_shape_exits_2_naming_the_key(cli_lab, name, 
 def test_12_cli_malformed_result_in_every_printer(cli_lab, name):
     out = cli_out(cli_lab, "printer:" + name)
     stderr = no_traceback(out)
-    assert out.returncode in (0, 1), "exit %s; stderr:\n%s" % (out.returncode, stderr[-1500:])
+    # 4: a malformed answer while connecting (no MCP server there); 1: a malformed answer later
+    assert out.returncode in (0, 1, 4), "exit %s; stderr:\n%s" % (out.returncode, stderr[-1500:])
     lines = message_lines(out.stderr)
-    if out.returncode == 1:
+    if out.returncode:
         assert len(lines) == 1 and lines[0].startswith("mcp_min"), "not a one-line message: %r" % lines
     else:
         assert not lines, "exit 0 but stderr says %r" % lines
@@ -1267,7 +1268,7 @@ def test_12_cli_non_utf8_stdout(cli_lab, encoding, command):
 
 
 def test_12_cli_error_message_with_non_ascii_on_an_ascii_stderr(cli_lab):
-    assert_cli_error(cli_out(cli_lab, "encoding:ascii-stderr-message"), 1)
+    assert_cli_error(cli_out(cli_lab, "encoding:ascii-stderr-message"), 5)  # 5: the tool reported an error
 
 
 # ---------------------------------------------------------------------------

@@ -180,7 +180,8 @@ def test_config_files_read_as_utf8_with_or_without_bom(tmp_path):
     for name, raw in (("plain.json", text.encode("utf-8")), ("bom.json", b"\xef\xbb\xbf" + text.encode("utf-8"))):
         path = tmp_path / name
         path.write_bytes(raw)
-        assert mcp_min._server_from_config(str(path), None) == (["node", "C:\\Users\\Zoë\\srv.js", "☕"], {}, {})
+        entry = mcp_min._server_from_config(str(path), None)
+        assert (entry["server"], entry["env"], entry["headers"]) == (["node", "C:\\Users\\Zoë\\srv.js", "☕"], {}, {})
 
 
 def test_config_files_do_not_depend_on_the_locale(tmp_path):
@@ -188,7 +189,7 @@ def test_config_files_do_not_depend_on_the_locale(tmp_path):
     path = tmp_path / "cfg.json"
     path.write_bytes(json.dumps({"mcpServers": {"z": {"command": "Zoë ☕"}}}, ensure_ascii=False).encode("utf-8"))
     env = dict(os.environ, PYTHONUTF8="0", PYTHONCOERCECLOCALE="0", LC_ALL="C", LANG="C", PYTHONIOENCODING="utf-8")
-    code = ("import sys; sys.path.insert(0, %r); import mcp_min; print(ascii(mcp_min._server_from_config(%r, None)[0]))"
+    code = ("import sys; sys.path.insert(0, %r); import mcp_min; print(ascii(mcp_min._server_from_config(%r, None)['server']))"
             % (os.path.dirname(HERE), str(path)))
     done = subprocess.run([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           universal_newlines=True, timeout=60)
