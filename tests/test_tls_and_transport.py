@@ -266,7 +266,7 @@ def test_cli_tls_options(https, pki):
     ok = cli("--url", url, "--cacert", pki("ca.pem"), "call", "echo", "x=1")
     assert ok.returncode == 0 and b'"x": 1' in ok.stdout, ok.stderr.decode()
     refused = cli("--url", url, "call", "echo", "x=1")
-    assert refused.returncode == 3 and b"not trusted" in refused.stderr, refused.stderr.decode()
+    assert refused.returncode == 4 and b"not trusted" in refused.stderr, refused.stderr.decode()
     insecure = cli("--url", url, "--insecure", "call", "echo", "x=1")
     assert insecure.returncode == 0 and b"NOT verified" in insecure.stderr, insecure.stderr.decode()
     mtls = https(client_ca="ca.pem")
