@@ -454,7 +454,8 @@ def test_input_rounds_in_memory_echo_state_and_use_new_ids():
 
     session, (transport,) = session_with(modern_server(tools_call),
                                          elicitation=lambda p: {"action": "accept", "content": {"n": 1}})
-    value = session.request("tools/call", {"name": "t", "arguments": {}}, finish=mcp_min._tool_value)
+    value = session.request("tools/call", {"name": "t", "arguments": {}},
+                            finish=lambda fut, result: mcp_min._tool_value(result))  # finish(future, result)
     assert value == {"got": {"who": {"action": "accept", "content": {"n": 1}}}, "state": "s1"}
     calls = [m for m in transport.sent if m["method"] == "tools/call"]
     assert len(calls) == 2 and calls[0]["id"] != calls[1]["id"]
