@@ -50,8 +50,9 @@ between its two internal lock attempts (seen here: about once in a few
 thousand waits on a deadline about to pass), and a deadline must always hold.
 The deadline wins (``_in_time``): whatever is routed to a request after its
 deadline -- a result, an error a server sends the moment its request is cut or
-cancelled, a failure of the connection -- settles it as RequestTimeout; an answer
-routed before the deadline wins, however late the caller looks at it.
+cancelled, an HTTP error status -- settles it as RequestTimeout; an answer routed
+before the deadline wins, however late the caller looks at it.  Only the loss of
+the whole connection stays ConnectionClosed (what every later call raises).
 
 Era policy.  ``protocol_version="auto"`` first asks ``server/discover``.  A
 result listing versions picks the newest common one; 2026-07-28 is stateless
@@ -682,8 +683,11 @@ def _in_time(fut, answer):
     then RequestTimeout.  The deadline wins: cutting a request short at its deadline makes
     some servers answer at once with an error ("context canceled"), which must not reach
     the caller in place of the timeout.  Routed before the deadline, an answer wins even
-    when the waiting thread notices it only after (the caller sees what the server said)."""
-    if fut.deadline is not None and time.monotonic() >= fut.deadline:
+    when the waiting thread notices it only after (the caller sees what the server said).
+    The loss of the whole connection (ConnectionClosed: the server exited or stopped
+    reading) is no answer and stays what it is: every later call raises it too, and it
+    carries the exit code and stderr that say why."""
+    if fut.deadline is not None and time.monotonic() >= fut.deadline and not isinstance(answer, ConnectionClosed):
         return RequestTimeout("no answer to %s within %.3g s (what came, came later)" % (fut.method, fut.timeout))
     return answer
 
@@ -829,9 +833,9 @@ class _Dispatcher(object):
             pending, self._pending = list(self._pending.values()), {}
             ended = list(self._subscriptions.values())
         for fut in pending:
-            fut._put(_in_time(fut, ConnectionClosed(
-                "%s before answering %s" % (getattr(error, "summary", error), fut.method),
-                getattr(error, "returncode", None), getattr(error, "stderr", ()), getattr(error, "detail", ""))))
+            fut._put(ConnectionClosed("%s before answering %s" % (getattr(error, "summary", error), fut.method),
+                                      getattr(error, "returncode", None), getattr(error, "stderr", ()),
+                                      getattr(error, "detail", "")))
         for sub in ended:
             sub._end(error)
         if self._on_closed is not None:

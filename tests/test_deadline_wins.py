@@ -2,7 +2,8 @@
 RequestTimeout, even when the server answers (with an error, or at all) after it -- as
 servers do when cutting or cancelling the request makes them answer at once ("context
 canceled").  The rule (mcp_min._in_time): what is routed after the deadline settles the
-request as RequestTimeout; what was routed before it wins, however late the caller looks.
+request as RequestTimeout; what was routed before it wins, however late the caller looks;
+the loss of the whole connection stays ConnectionClosed.
 
 Each transport gets a server that answers exactly when told to, or exactly when its
 request is cut, so the order "deadline, then answer" is made, not hoped for.
@@ -104,15 +105,16 @@ def test_an_answer_routed_after_the_deadline_is_a_timeout():
         fut.result()
 
 
-def test_a_failure_or_close_after_the_deadline_is_a_timeout():
+def test_a_failure_after_the_deadline_is_a_timeout_but_a_lost_connection_stays_one():
     d = mcp_min._Dispatcher(lambda m: None, lambda m, p: None)
     failed, closed = _future(d), _future(d)
     failed.deadline = closed.deadline = time.monotonic() - 1
     d.fail(failed.id, mcp_min.HttpError("http://x/", 500, "cut"))
-    d.closed(mcp_min.ConnectionClosed("gone"))
-    for fut in (failed, closed):
-        with pytest.raises(RequestTimeout):
-            fut.result()
+    with pytest.raises(RequestTimeout):
+        failed.result()
+    d.closed(mcp_min.ConnectionClosed("server exited with code 3"))
+    with pytest.raises(mcp_min.ConnectionClosed, match="exited with code 3"):
+        closed.result()  # what every later call raises too, with its reason
 
 
 def test_an_answer_routed_in_time_wins_even_when_looked_at_late():
