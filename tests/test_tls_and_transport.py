@@ -363,3 +363,75 @@ def test_cli_transport(go_like):
     out = subprocess.run([PY, os.path.join(ROOT, "mcp_min.py"), "--url", go_like, "--transport", "sse", "--json",
                           "info"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, timeout=60)
     assert out.returncode == 0 and b"legacy-sse" in out.stdout, out.stderr.decode()
+
+
+# -- https through a proxy: a CONNECT tunnel ------------------------------------------------------
+
+class ConnectProxy(object):
+    """An HTTP proxy that only tunnels (CONNECT): records each CONNECT line and its
+    Proxy-Authorization, then relays bytes both ways."""
+
+    def __init__(self):
+        import socket
+        self.seen = []
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.url = "http://user:p%%40ss@127.0.0.1:%d" % self.sock.getsockname()[1]
+        threading.Thread(target=self.accept, daemon=True).start()
+
+    def accept(self):
+        import socket
+        while True:
+            try:
+                client, _ = self.sock.accept()
+            except OSError:
+                return
+            head = b""
+            while b"\r\n\r\n" not in head:
+                head += client.recv(1)
+            lines = head.decode().split("\r\n")
+            auth = [line.split(":", 1)[1].strip() for line in lines if line.lower().startswith("proxy-authorization:")]
+            self.seen.append((lines[0], auth[0] if auth else None))
+            host, port = lines[0].split()[1].rsplit(":", 1)
+            upstream = socket.create_connection((host, int(port)))
+            client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self.pipe, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def pipe(a, b):
+        try:
+            while True:
+                data = a.recv(65536)
+                if not data:
+                    break
+                b.sendall(data)
+        except OSError:
+            pass
+        for s in (a, b):
+            try:
+                s.close()
+            except OSError:
+                pass
+
+    def close(self):
+        self.sock.close()
+
+
+def test_https_goes_through_the_environment_proxy_in_a_connect_tunnel(https, pki, monkeypatch):
+    import base64
+    url = https()
+    proxy = ConnectProxy()
+    try:
+        for name in ("https_proxy", "HTTPS_PROXY", "no_proxy", "NO_PROXY"):
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv("HTTPS_PROXY", proxy.url)
+        with Client(url, verify=pki("ca.pem"), headers={"Authorization": "Bearer server-only"}, timeout=10) as c:
+            assert c.call("echo", x=9) == {"x": 9}
+        target = url.split("/")[2]
+        assert proxy.seen and all(line.startswith("CONNECT %s HTTP/1." % target) for line, _ in proxy.seen), proxy.seen
+        # The proxy's credentials (user:p@ss, percent-encoded in the URL) go to the proxy only.
+        assert {auth for _, auth in proxy.seen} == {"Basic " + base64.b64encode(b"user:p@ss").decode()}
+    finally:
+        proxy.close()
