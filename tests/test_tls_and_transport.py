@@ -90,15 +90,23 @@ def pki(tmp_path_factory):
     if shutil.which("openssl") is None:
         pytest.skip("the openssl command is not installed: no certificates to test with")
     d = str(tmp_path_factory.mktemp("pki"))
+    # Extensions as strict verification (Python 3.13's default VERIFY_X509_STRICT) wants them.
+    with open(os.path.join(d, "ca.cnf"), "w") as f:
+        f.write("[req]\ndistinguished_name=dn\nx509_extensions=ca\n[dn]\n[ca]\n"
+                "basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\n"
+                "subjectKeyIdentifier=hash\n")
+    for name, usage in (("server", "serverAuth"), ("client", "clientAuth")):
+        with open(os.path.join(d, name + ".cnf"), "w") as f:
+            f.write("basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\n"
+                    "extendedKeyUsage=%s\nsubjectAltName=IP:127.0.0.1,DNS:localhost\n"
+                    "subjectKeyIdentifier=hash\nauthorityKeyIdentifier=keyid\n" % usage)
     openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-days", "2",
-            "-subj", "/CN=mcp_min test CA", cwd=d)
-    with open(os.path.join(d, "ext.cnf"), "w") as f:
-        f.write("subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\n")
-    for name, ext in (("server", ["-extfile", "ext.cnf"]), ("client", [])):
+            "-subj", "/CN=mcp_min test CA", "-config", "ca.cnf", cwd=d)
+    for name in ("server", "client"):
         openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", name + ".key", "-out", name + ".csr",
                 "-subj", "/CN=127.0.0.1", cwd=d)
         openssl("x509", "-req", "-in", name + ".csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
-                "-out", name + ".pem", "-days", "2", *ext, cwd=d)
+                "-out", name + ".pem", "-days", "2", "-extfile", name + ".cnf", cwd=d)
     openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "self.key", "-out", "self.pem", "-days", "2",
             "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", cwd=d)
     with open(os.path.join(d, "client-both.pem"), "w") as f:  # certificate and key in one file
