@@ -144,18 +144,14 @@ def test_verify_with_the_servers_ca(https, pki):
 
 
 def test_verify_with_a_ca_directory(https, pki, tmp_path):
-    cadir = tmp_path / "cadir"
-    cadir.mkdir()
-    subject_hash = subprocess.run(["openssl", "x509", "-hash", "-noout", "-in", pki("ca.pem")],
-                                  stdout=subprocess.PIPE, check=True).stdout.decode().strip()
-    shutil.copy(pki("ca.pem"), str(cadir / (subject_hash + ".0")))
-    with Client(https(), verify=str(cadir), timeout=10) as c:
+    with Client(https(), verify=ca_directory(pki, tmp_path / "cadir"), timeout=10) as c:
         assert c.call("echo", x=2) == {"x": 2}
 
 
-def test_the_default_refuses_an_unknown_ca_with_a_clear_error(https):
+@pytest.mark.parametrize("cert", ["self", "server"])  # self-signed; signed by a CA the system does not know
+def test_the_default_refuses_an_unknown_certificate_with_a_clear_error(https, cert):
     with pytest.raises(ConnectionClosed, match="certificate of .* is not trusted.*verify="):
-        Client(https(), timeout=10)
+        Client(https(cert=cert), timeout=10)
 
 
 def test_verify_false_connects_and_warns_once(https, caplog):
@@ -175,10 +171,20 @@ def test_a_ready_ssl_context_is_used_as_it_is(https, pki):
         Client(https(), ssl_context=context, verify=False)
 
 
-def test_ssl_cert_file_is_honoured_by_the_default(https, pki):
-    """SSL_CERT_FILE is read by OpenSSL when ssl.create_default_context() loads the default paths."""
+def ca_directory(pki, where):
+    subject_hash = subprocess.run(["openssl", "x509", "-hash", "-noout", "-in", pki("ca.pem")],
+                                  stdout=subprocess.PIPE, check=True).stdout.decode().strip()
+    where.mkdir()
+    shutil.copy(pki("ca.pem"), str(where / (subject_hash + ".0")))
+    return str(where)
+
+
+@pytest.mark.parametrize("variable", ["SSL_CERT_FILE", "SSL_CERT_DIR"])
+def test_ssl_cert_file_and_dir_are_honoured_by_the_default(https, pki, tmp_path, variable):
+    """OpenSSL reads SSL_CERT_FILE / SSL_CERT_DIR when ssl.create_default_context() loads the default paths."""
     code = "import sys, mcp_min; c = mcp_min.Client(sys.argv[1], timeout=10); print(c.call('echo', x=6)); c.close()"
-    env = dict(os.environ, SSL_CERT_FILE=pki("ca.pem"), PYTHONPATH=ROOT)
+    value = pki("ca.pem") if variable == "SSL_CERT_FILE" else ca_directory(pki, tmp_path / "cadir")
+    env = dict(os.environ, PYTHONPATH=ROOT, **{variable: value})
     out = subprocess.run([PY, "-c", code, https()], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                          timeout=60)
     assert out.returncode == 0 and out.stdout.strip() == b"{'x': 6}", out.stderr.decode()[-2000:]
@@ -205,6 +211,22 @@ def test_mutual_tls_without_a_client_certificate_is_a_clear_error(https, pki):
 def test_bad_tls_settings_are_refused_at_once(kwargs, match):
     with pytest.raises(ValueError, match=match):
         Client("https://127.0.0.1:9/mcp", **kwargs)
+
+
+def client_sockets_to(ports):
+    """Open sockets of this process connected to one of ``ports`` from the client side."""
+    import gc
+    import socket
+    gc.collect()
+    found = []
+    for obj in gc.get_objects():
+        try:
+            if isinstance(obj, socket.socket) and obj.fileno() != -1 and obj.getpeername()[1] in ports \
+                    and obj.getsockname()[1] not in ports:
+                found.append(obj)
+        except (OSError, IndexError, TypeError):
+            pass
+    return found
 
 
 def test_oauth_traffic_uses_the_clients_tls_settings(pki):
@@ -258,6 +280,9 @@ def test_oauth_traffic_uses_the_clients_tls_settings(pki):
         with Client(url, verify=pki("ca.pem"), auth=auth, timeout=10) as c:
             assert c.call("echo", x=8) == {"x": 8}
         assert "/token" in seen
+        # Nothing is left open once close() returns: OAuth's own connections included (they are not pooled).
+        ports = {auth_server.server_address[1], mcp_server.server_address[1]}
+        assert client_sockets_to(ports) == []
     finally:
         for server in (auth_server, mcp_server):
             server.shutdown()
