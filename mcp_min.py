@@ -70,11 +70,15 @@ user would log in a second time for initialize), and over HTTP a connection
 refused, reset or cut and a 5xx answer (an outage or a proxy; initialize would
 only meet it again, and its error would name the wrong cause).
 
-HTTP.  One ``urllib`` opener (proxies from the environment, one TLS context)
-with mcp_min's own connection handler: it keeps connections alive (a new TCP
-connection per call would triple a call's cost), follows redirects only for
-GET and drops credentials when they leave the origin, and a deadline thread
-cuts a connection whose request outlived its deadline, byte trickles included.
+HTTP.  One engine (``_HttpEngine``) on connections of its own (``_Conn``,
+``http.client`` underneath): proxies from the environment as urllib reads them
+(an HTTP proxy gets absolute URLs; https goes through a CONNECT tunnel), one TLS
+context per client (``verify=``, ``cert=``, ``ssl_context=``; OAuth's traffic
+too), kept-alive connections (a new TCP connection per call would triple a
+call's cost), redirects followed only for GET with credentials dropped when they
+leave the origin, one set of URL rules (origin, loopback, https-or-loopback), and
+a deadline thread that cuts a connection whose request outlived its deadline,
+byte trickles included.
 """
 
 import sys
@@ -3244,7 +3248,7 @@ if hasattr(os, "register_at_fork"):
 
 
 def _watch(deadline, conn):
-    return _the_deadlines().watch(deadline, conn)
+    return (_deadlines or _the_deadlines()).watch(deadline, conn)
 
 
 def _unwatch(entry):

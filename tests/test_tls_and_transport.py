@@ -90,15 +90,23 @@ def pki(tmp_path_factory):
     if shutil.which("openssl") is None:
         pytest.skip("the openssl command is not installed: no certificates to test with")
     d = str(tmp_path_factory.mktemp("pki"))
+    # Extensions as strict verification (Python 3.13's default VERIFY_X509_STRICT) wants them.
+    with open(os.path.join(d, "ca.cnf"), "w") as f:
+        f.write("[req]\ndistinguished_name=dn\nx509_extensions=ca\n[dn]\n[ca]\n"
+                "basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\n"
+                "subjectKeyIdentifier=hash\n")
+    for name, usage in (("server", "serverAuth"), ("client", "clientAuth")):
+        with open(os.path.join(d, name + ".cnf"), "w") as f:
+            f.write("basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\n"
+                    "extendedKeyUsage=%s\nsubjectAltName=IP:127.0.0.1,DNS:localhost\n"
+                    "subjectKeyIdentifier=hash\nauthorityKeyIdentifier=keyid\n" % usage)
     openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-days", "2",
-            "-subj", "/CN=mcp_min test CA", cwd=d)
-    with open(os.path.join(d, "ext.cnf"), "w") as f:
-        f.write("subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\n")
-    for name, ext in (("server", ["-extfile", "ext.cnf"]), ("client", [])):
+            "-subj", "/CN=mcp_min test CA", "-config", "ca.cnf", cwd=d)
+    for name in ("server", "client"):
         openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", name + ".key", "-out", name + ".csr",
                 "-subj", "/CN=127.0.0.1", cwd=d)
         openssl("x509", "-req", "-in", name + ".csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
-                "-out", name + ".pem", "-days", "2", *ext, cwd=d)
+                "-out", name + ".pem", "-days", "2", "-extfile", name + ".cnf", cwd=d)
     openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "self.key", "-out", "self.pem", "-days", "2",
             "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", cwd=d)
     with open(os.path.join(d, "client-both.pem"), "w") as f:  # certificate and key in one file
@@ -136,18 +144,14 @@ def test_verify_with_the_servers_ca(https, pki):
 
 
 def test_verify_with_a_ca_directory(https, pki, tmp_path):
-    cadir = tmp_path / "cadir"
-    cadir.mkdir()
-    subject_hash = subprocess.run(["openssl", "x509", "-hash", "-noout", "-in", pki("ca.pem")],
-                                  stdout=subprocess.PIPE, check=True).stdout.decode().strip()
-    shutil.copy(pki("ca.pem"), str(cadir / (subject_hash + ".0")))
-    with Client(https(), verify=str(cadir), timeout=10) as c:
+    with Client(https(), verify=ca_directory(pki, tmp_path / "cadir"), timeout=10) as c:
         assert c.call("echo", x=2) == {"x": 2}
 
 
-def test_the_default_refuses_an_unknown_ca_with_a_clear_error(https):
+@pytest.mark.parametrize("cert", ["self", "server"])  # self-signed; signed by a CA the system does not know
+def test_the_default_refuses_an_unknown_certificate_with_a_clear_error(https, cert):
     with pytest.raises(ConnectionClosed, match="certificate of .* is not trusted.*verify="):
-        Client(https(), timeout=10)
+        Client(https(cert=cert), timeout=10)
 
 
 def test_verify_false_connects_and_warns_once(https, caplog):
@@ -167,10 +171,20 @@ def test_a_ready_ssl_context_is_used_as_it_is(https, pki):
         Client(https(), ssl_context=context, verify=False)
 
 
-def test_ssl_cert_file_is_honoured_by_the_default(https, pki):
-    """SSL_CERT_FILE is read by OpenSSL when ssl.create_default_context() loads the default paths."""
+def ca_directory(pki, where):
+    subject_hash = subprocess.run(["openssl", "x509", "-hash", "-noout", "-in", pki("ca.pem")],
+                                  stdout=subprocess.PIPE, check=True).stdout.decode().strip()
+    where.mkdir()
+    shutil.copy(pki("ca.pem"), str(where / (subject_hash + ".0")))
+    return str(where)
+
+
+@pytest.mark.parametrize("variable", ["SSL_CERT_FILE", "SSL_CERT_DIR"])
+def test_ssl_cert_file_and_dir_are_honoured_by_the_default(https, pki, tmp_path, variable):
+    """OpenSSL reads SSL_CERT_FILE / SSL_CERT_DIR when ssl.create_default_context() loads the default paths."""
     code = "import sys, mcp_min; c = mcp_min.Client(sys.argv[1], timeout=10); print(c.call('echo', x=6)); c.close()"
-    env = dict(os.environ, SSL_CERT_FILE=pki("ca.pem"), PYTHONPATH=ROOT)
+    value = pki("ca.pem") if variable == "SSL_CERT_FILE" else ca_directory(pki, tmp_path / "cadir")
+    env = dict(os.environ, PYTHONPATH=ROOT, **{variable: value})
     out = subprocess.run([PY, "-c", code, https()], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                          timeout=60)
     assert out.returncode == 0 and out.stdout.strip() == b"{'x': 6}", out.stderr.decode()[-2000:]
@@ -197,6 +211,22 @@ def test_mutual_tls_without_a_client_certificate_is_a_clear_error(https, pki):
 def test_bad_tls_settings_are_refused_at_once(kwargs, match):
     with pytest.raises(ValueError, match=match):
         Client("https://127.0.0.1:9/mcp", **kwargs)
+
+
+def client_sockets_to(ports):
+    """Open sockets of this process connected to one of ``ports`` from the client side."""
+    import gc
+    import socket
+    gc.collect()
+    found = []
+    for obj in gc.get_objects():
+        try:
+            if isinstance(obj, socket.socket) and obj.fileno() != -1 and obj.getpeername()[1] in ports \
+                    and obj.getsockname()[1] not in ports:
+                found.append(obj)
+        except (OSError, IndexError, TypeError):
+            pass
+    return found
 
 
 def test_oauth_traffic_uses_the_clients_tls_settings(pki):
@@ -250,6 +280,9 @@ def test_oauth_traffic_uses_the_clients_tls_settings(pki):
         with Client(url, verify=pki("ca.pem"), auth=auth, timeout=10) as c:
             assert c.call("echo", x=8) == {"x": 8}
         assert "/token" in seen
+        # Nothing is left open once close() returns: OAuth's own connections included (they are not pooled).
+        ports = {auth_server.server_address[1], mcp_server.server_address[1]}
+        assert client_sockets_to(ports) == []
     finally:
         for server in (auth_server, mcp_server):
             server.shutdown()
@@ -363,3 +396,75 @@ def test_cli_transport(go_like):
     out = subprocess.run([PY, os.path.join(ROOT, "mcp_min.py"), "--url", go_like, "--transport", "sse", "--json",
                           "info"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, timeout=60)
     assert out.returncode == 0 and b"legacy-sse" in out.stdout, out.stderr.decode()
+
+
+# -- https through a proxy: a CONNECT tunnel ------------------------------------------------------
+
+class ConnectProxy(object):
+    """An HTTP proxy that only tunnels (CONNECT): records each CONNECT line and its
+    Proxy-Authorization, then relays bytes both ways."""
+
+    def __init__(self):
+        import socket
+        self.seen = []
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.url = "http://user:p%%40ss@127.0.0.1:%d" % self.sock.getsockname()[1]
+        threading.Thread(target=self.accept, daemon=True).start()
+
+    def accept(self):
+        import socket
+        while True:
+            try:
+                client, _ = self.sock.accept()
+            except OSError:
+                return
+            head = b""
+            while b"\r\n\r\n" not in head:
+                head += client.recv(1)
+            lines = head.decode().split("\r\n")
+            auth = [line.split(":", 1)[1].strip() for line in lines if line.lower().startswith("proxy-authorization:")]
+            self.seen.append((lines[0], auth[0] if auth else None))
+            host, port = lines[0].split()[1].rsplit(":", 1)
+            upstream = socket.create_connection((host, int(port)))
+            client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self.pipe, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def pipe(a, b):
+        try:
+            while True:
+                data = a.recv(65536)
+                if not data:
+                    break
+                b.sendall(data)
+        except OSError:
+            pass
+        for s in (a, b):
+            try:
+                s.close()
+            except OSError:
+                pass
+
+    def close(self):
+        self.sock.close()
+
+
+def test_https_goes_through_the_environment_proxy_in_a_connect_tunnel(https, pki, monkeypatch):
+    import base64
+    url = https()
+    proxy = ConnectProxy()
+    try:
+        for name in ("https_proxy", "HTTPS_PROXY", "no_proxy", "NO_PROXY"):
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv("HTTPS_PROXY", proxy.url)
+        with Client(url, verify=pki("ca.pem"), headers={"Authorization": "Bearer server-only"}, timeout=10) as c:
+            assert c.call("echo", x=9) == {"x": 9}
+        target = url.split("/")[2]
+        assert proxy.seen and all(line.startswith("CONNECT %s HTTP/1." % target) for line, _ in proxy.seen), proxy.seen
+        # The proxy's credentials (user:p@ss, percent-encoded in the URL) go to the proxy only.
+        assert {auth for _, auth in proxy.seen} == {"Basic " + base64.b64encode(b"user:p@ss").decode()}
+    finally:
+        proxy.close()
