@@ -393,3 +393,13 @@ def test_the_result_of_a_task_is_checked(version):
         task = c.start("work", s=0, poll_ms=100)
         with pytest.raises(OutputValidationError, match="structuredContent/slept does not match"):
             task.result()
+
+
+def test_jsonschema_validate_plugs_in(era):
+    jsonschema = pytest.importorskip("jsonschema")
+    with Client(fake(era, output_schemas={"echo": SHAPE}), validate=jsonschema.validate) as c:
+        c.list_tools()
+        assert c.call("echo", n=3) == {"n": 3}
+        with pytest.raises(OutputValidationError) as info:
+            c.call("echo", n="three")
+    assert (info.value.pointer, info.value.problem) == ("/n", "'three' is not of type 'integer'")
