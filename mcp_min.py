@@ -15,7 +15,8 @@ How it works
 Layers, top to bottom of this file: constants; errors; a JSON-RPC core with no
 I/O (message building, ``Future``, and ``_Dispatcher``, which owns request ids,
 the pending requests and the subscriptions, and routes what arrives); pure
-protocol helpers; transports behind one interface (``_Transport``: stdio,
+protocol helpers; a JSON Schema validator (tool output, elicitation answers);
+transports behind one interface (``_Transport``: stdio,
 Streamable HTTP, legacy HTTP+SSE; every HTTP byte goes through ``_HttpEngine``);
 ``_Session`` (version negotiation, sending, settling answers) and ``_Inbox``
 (what the server sends unasked); tasks (``Task``: tool calls that run in the
