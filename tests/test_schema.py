@@ -71,6 +71,16 @@ def test_the_suite_is_there():
     assert os.path.exists(os.path.join(SUITE, "LICENSE")) and os.path.exists(os.path.join(SUITE, "PROVENANCE.md"))
 
 
+def test_the_suite_totals_the_readme_gives():
+    passed = refused = 0
+    for name in SUITE_FILES:
+        ok, failed, groups = run_suite_file(name)
+        with open(os.path.join(SUITE, name), encoding="utf-8") as f:
+            refused += sum(len(g["tests"]) for g in json.load(f) if g["description"] in groups)
+        passed += ok
+    assert (len(SUITE_FILES), passed, refused) == (91, 2229, 35)
+
+
 @pytest.mark.parametrize("name", SUITE_FILES)
 def test_json_schema_test_suite(name):
     passed, failed, refused = run_suite_file(name)
