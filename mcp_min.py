@@ -1682,7 +1682,7 @@ _ECMA_CLASSES = {"d": "0-9", "w": "a-zA-Z0-9_", "s": "\\s\\ufeff"}  # (ECMA-262'
 
 
 def _pattern_search(pattern):
-    """``search(text)``: True or False, or None when the text is too long to check (see above)."""
+    """(the compiled regex's ``search``, the longest string it may be given: see above)."""
     if not isinstance(pattern, str):
         raise _SchemaError("a pattern must be a string, not %s" % _short(pattern))
     text, degree = _translate_pattern(pattern)
@@ -1690,12 +1690,7 @@ def _pattern_search(pattern):
         found = re.compile(text).search
     except (re.error, OverflowError, RecursionError) as e:
         raise _SchemaError("pattern %r: %s" % (_shorten(pattern, 100), e))
-    longest = int(SCHEMA_PATTERN_WORK ** (1.0 / degree))
-
-    def search(value):
-        return None if len(value) > longest else found(value) is not None
-    search.longest = longest
-    return search
+    return found, int(SCHEMA_PATTERN_WORK ** (1.0 / degree))
 
 
 # -- the compiler --------------------------------------------------------------------
@@ -1708,6 +1703,16 @@ def _accept(value, evaluated, run, depth):
 
 def _reject(value, evaluated, run, depth):
     return _Mismatch("no value is allowed here (the schema is false)")
+
+
+# A check whose value passes when its Python type is in ``check.fast`` (a schema that is only a
+# ``type``, or none): objects and arrays test that themselves and call it only for other types.
+# Most properties of real output schemas are such leaves; this saves a call for each.
+_accept.fast = frozenset(_JSON_TYPES)
+
+
+def _passing_types(check):
+    return getattr(check, "fast", frozenset())
 
 
 _SUBSCHEMA = ("additionalProperties", "unevaluatedProperties", "additionalItems", "unevaluatedItems",
@@ -1884,8 +1889,7 @@ class _SchemaCompiler(object):
         if leaf:
             # A leaf (no subschema, no $ref) cannot recurse: its caller counted the step.
             if not checks:
-                return _accept if typed is None else (
-                    lambda value, ev, run, depth: None if type(value) in fast else typed(value, ev, run, depth))
+                return _accept if typed is None else typed  # (whose .fast its callers test themselves)
 
             def node(value, ev, run, depth):
                 if typed is not None and type(value) not in fast:
@@ -1971,7 +1975,8 @@ def _kw_type(compiler, schema, value):
         if _json_type(value) in allowed:
             return None
         return _Mismatch("%s is not of type %s" % (_short(value), wanted))
-    # The node tests these Python types itself (one call less on the hot path); others come here.
+    # Values of these Python types pass at once: the node (or, for a schema that is only a type,
+    # its caller: see _passing_types) tests them itself, and calls this for other types only.
     check.fast = frozenset(t for name in names for t in _PYTHON_TYPES[name])
     return check
 
@@ -1984,7 +1989,9 @@ def _kw_const(compiler, schema, value):
     key, wanted = _json_key(value), _short(value)
 
     def check(value, ev, run, depth):
-        return None if _json_key(value) == key else _Mismatch("%s is not the const %s" % (_short(value), wanted))
+        if (value if type(value) is str else _json_key(value)) == key:  # (a str is its own key)
+            return None
+        return _Mismatch("%s is not the const %s" % (_short(value), wanted))
     return check
 
 
@@ -2001,32 +2008,37 @@ def _kw_enum(compiler, schema, value):
 
 
 def _kw_numbers(compiler, schema, _):
-    tests = []
-    for key, ok, says in (("minimum", lambda v, b: v >= b, "less than"), ("maximum", lambda v, b: v <= b, "more than"),
-                          ("exclusiveMinimum", lambda v, b: v > b, "not more than"),
-                          ("exclusiveMaximum", lambda v, b: v < b, "not less than"),
-                          ("multipleOf", _is_multiple, "not a multiple of")):
+    bounds = {}
+    for key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"):
         if key in schema and not isinstance(schema[key], bool):  # (draft-04's boolean exclusives: ignored)
-            bound = _number(schema[key], key)
-            if key == "multipleOf" and bound <= 0:
-                raise _SchemaError("multipleOf must be more than 0, not %s" % _short(bound))
-            tests.append((ok, bound, says))
+            bounds[key] = _number(schema[key], key)
+    low, high = bounds.get("minimum"), bounds.get("maximum")
+    above, below, step = bounds.get("exclusiveMinimum"), bounds.get("exclusiveMaximum"), bounds.get("multipleOf")
+    if step is not None and step <= 0:
+        raise _SchemaError("multipleOf must be more than 0, not %s" % _short(step))
 
     def check(value, ev, run, depth):
         if type(value) is bool or not isinstance(value, (int, float)):
             return None
-        for ok, bound, says in tests:
-            if not ok(value, bound):
-                return _Mismatch("%s is %s %s" % (_short(value), says, _short(bound)))
+        if low is not None and value < low:
+            return _Mismatch("%s is less than %s" % (_short(value), _short(low)))
+        if high is not None and value > high:
+            return _Mismatch("%s is more than %s" % (_short(value), _short(high)))
+        if above is not None and value <= above:
+            return _Mismatch("%s is not more than %s" % (_short(value), _short(above)))
+        if below is not None and value >= below:
+            return _Mismatch("%s is not less than %s" % (_short(value), _short(below)))
+        if step is not None and not _is_multiple(value, step):
+            return _Mismatch("%s is not a multiple of %s" % (_short(value), _short(step)))
         return None
-    return check if tests else None
+    return check if bounds else None
 
 
 def _kw_strings(compiler, schema, _):
     low = _count(schema["minLength"], "minLength") if "minLength" in schema else 0
     high = _count(schema["maxLength"], "maxLength") if "maxLength" in schema else None
-    search = _pattern_search(schema["pattern"]) if "pattern" in schema else None
     pattern = schema.get("pattern")
+    search, longest = _pattern_search(pattern) if "pattern" in schema else (None, None)
 
     def check(value, ev, run, depth):
         if not isinstance(value, str):
@@ -2036,11 +2048,10 @@ def _kw_strings(compiler, schema, _):
         if high is not None and len(value) > high:
             return _Mismatch("%s is longer than %d characters" % (_short(value), high))
         if search is not None:
-            found = search(value)
-            if found is None:
+            if len(value) > longest:
                 return _Mismatch("a string of %d characters is too long to check against the pattern %r "
-                                 "(mcp_min checks up to %d)" % (len(value), _shorten(pattern, 100), search.longest))
-            if not found:
+                                 "(mcp_min checks up to %d)" % (len(value), _shorten(pattern, 100), longest))
+            if search(value) is None:
                 return _Mismatch("%s does not match the pattern %r" % (_short(value), _shorten(pattern, 100)))
         return None
     return check
@@ -2055,24 +2066,28 @@ def _subschema_map(compiler, value, keyword):
 def _kw_object(compiler, schema, _):
     """properties, patternProperties and additionalProperties, which depend on each other."""
     props = _subschema_map(compiler, schema.get("properties", {}), "properties")
-    patterns = [(_pattern_search(p), p, sub) for p, sub in
+    patterns = [_pattern_search(p) + (p, sub) for p, sub in
                 _subschema_map(compiler, schema.get("patternProperties", {}), "patternProperties").items()]
     other = compiler.node(schema["additionalProperties"]) if "additionalProperties" in schema else None
 
     def unexpected(key, found):
         return _Mismatch("the property %r is not allowed" % _shorten(key, 100)) if other is _reject else found
 
+    table = {key: (sub, _passing_types(sub)) for key, sub in props.items()}  # for plain()
+    otherwise = (other, _passing_types(other)) if other is not None else None
+
     def plain(value, ev, run, depth):  # no patternProperties: each key has one schema or none
         if not isinstance(value, dict):
             return None
         for key, item in value.items():
-            sub = props.get(key, other)
-            if sub is not None:
-                found = sub(item, None, run, depth)
-                if found is not None:
-                    found = found if key in props else unexpected(key, found)
-                    found.parts.append(key)
-                    return found
+            entry = table.get(key, otherwise)
+            if entry is not None:
+                if type(item) not in entry[1]:
+                    found = entry[0](item, None, run, depth)
+                    if found is not None:
+                        found = found if key in props else unexpected(key, found)
+                        found.parts.append(key)
+                        return found
                 if ev is not None:
                     ev.props.add(key)
         return None
@@ -2084,14 +2099,13 @@ def _kw_object(compiler, schema, _):
             sub = props.get(key)
             matched = sub is not None
             found = sub(item, None, run, depth) if matched else None
-            for search, pattern, sub in patterns:
+            for search, longest, pattern, sub in patterns:
                 if found is not None:
                     break
-                hit = search(key)
-                if hit is None:
+                if len(key) > longest:
                     found = _Mismatch("the property name is too long to check against the pattern %r"
                                       % _shorten(pattern, 100))
-                elif hit:
+                elif search(key) is not None:
                     matched = True
                     found = sub(item, None, run, depth)
             if found is None and not matched and other is not None:
@@ -2200,10 +2214,14 @@ def _kw_array(compiler, schema, _):
     if not prefix and rest is None:
         return None
 
+    quick = _passing_types(rest)
+
     def every(value, ev, run, depth):  # items alone: one schema for each item
         if not isinstance(value, (list, tuple)):
             return None
         for i, item in enumerate(value):
+            if type(item) in quick:
+                continue
             found = rest(item, None, run, depth)
             if found is not None:
                 found = _Mismatch("no item is allowed at index %d" % i) if rest is _reject else found
@@ -2266,7 +2284,7 @@ def _kw_item_count(compiler, schema, _):
             return None
         if len(value) < low or high is not None and len(value) > high:
             return _Mismatch("an array of %d items is not within %d..%s" % (len(value), low, high))
-        if unique and len(set(map(_json_key, value))) != len(value):
+        if unique and len({v if type(v) is str else _json_key(v) for v in value}) != len(value):
             seen = {}
             for i, item in enumerate(value):
                 first = seen.setdefault(_json_key(item), i)
