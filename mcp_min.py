@@ -1890,6 +1890,8 @@ class _SchemaCompiler(object):
             # A leaf (no subschema, no $ref) cannot recurse: its caller counted the step.
             if not checks:
                 return _accept if typed is None else typed  # (whose .fast its callers test themselves)
+            if typed is None and len(checks) == 1:
+                return checks[0]  # every keyword check passes values of other types itself
 
             def node(value, ev, run, depth):
                 if typed is not None and type(value) not in fast:
@@ -2064,7 +2066,11 @@ def _subschema_map(compiler, value, keyword):
 
 
 def _kw_object(compiler, schema, _):
-    """properties, patternProperties and additionalProperties, which depend on each other."""
+    """properties, patternProperties and additionalProperties, which depend on each other, and
+    required (one call less per object)."""
+    required = schema.get("required", [])
+    if not isinstance(required, list) or not all(isinstance(v, str) for v in required):
+        raise _SchemaError("required must be a list of strings, not %s" % _short(required))
     props = _subschema_map(compiler, schema.get("properties", {}), "properties")
     patterns = [_pattern_search(p) + (p, sub) for p, sub in
                 _subschema_map(compiler, schema.get("patternProperties", {}), "patternProperties").items()]
@@ -2075,9 +2081,21 @@ def _kw_object(compiler, schema, _):
 
     table = {key: (sub, _passing_types(sub)) for key, sub in props.items()}  # for plain()
     otherwise = (other, _passing_types(other)) if other is not None else None
+    required = tuple(required)
+
+    def missing(value):
+        for name in required:
+            if name not in value:
+                return _Mismatch("the required property %r is missing" % name)
+        return None
 
     def plain(value, ev, run, depth):  # no patternProperties: each key has one schema or none
         if not isinstance(value, dict):
+            return None
+        for name in required:  # (the loop of missing(), inline: no call when all are there)
+            if name not in value:
+                return missing(value)
+        if not table and otherwise is None:
             return None
         for key, item in value.items():
             entry = table.get(key, otherwise)
@@ -2095,6 +2113,9 @@ def _kw_object(compiler, schema, _):
     def check(value, ev, run, depth):
         if not isinstance(value, dict):
             return None
+        found = missing(value)
+        if found is not None:
+            return found
         for key, item in value.items():
             sub = props.get(key)
             matched = sub is not None
@@ -2119,21 +2140,9 @@ def _kw_object(compiler, schema, _):
             if matched and ev is not None:
                 ev.props.add(key)
         return None
-    return check if patterns else plain
-
-
-def _kw_required(compiler, schema, value):
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise _SchemaError("required must be a list of strings, not %s" % _short(value))
-    names = tuple(value)
-
-    def check(value, ev, run, depth):
-        if isinstance(value, dict):
-            for name in names:
-                if name not in value:
-                    return _Mismatch("the required property %r is missing" % name)
+    if not required and not table and otherwise is None and not patterns:
         return None
-    return check if names else None
+    return check if patterns else plain
 
 
 def _kw_property_count(compiler, schema, _):
@@ -2199,7 +2208,11 @@ def _kw_dependencies(compiler, schema, _):
 
 
 def _kw_array(compiler, schema, _):
-    """prefixItems and items (or draft-07's array items and additionalItems)."""
+    """prefixItems and items (or draft-07's array items and additionalItems), and the counts:
+    minItems, maxItems, uniqueItems (one call less per array)."""
+    low = _count(schema["minItems"], "minItems") if "minItems" in schema else 0
+    high = _count(schema["maxItems"], "maxItems") if "maxItems" in schema else None
+    unique = schema.get("uniqueItems") is True
     items = schema.get("items")
     if "prefixItems" in schema:
         prefix, rest = schema["prefixItems"], items
@@ -2211,13 +2224,32 @@ def _kw_array(compiler, schema, _):
         raise _SchemaError("prefixItems must be a list of schemas, not %s" % _short(prefix))
     prefix = tuple(compiler.node(sub) for sub in prefix)
     rest = compiler.node(rest) if rest is not None else None
-    if not prefix and rest is None:
+    if not prefix and rest is None and not (low or high is not None or unique):
         return None
 
+    def counted(value):
+        if len(value) < low or high is not None and len(value) > high:
+            return _Mismatch("an array of %d items is not within %d..%s" % (len(value), low, high))
+        if unique and len({v if type(v) is str else _json_key(v) for v in value}) != len(value):
+            seen = {}
+            for i, item in enumerate(value):
+                first = seen.setdefault(_json_key(item), i)
+                if first != i:
+                    found = _Mismatch("item %d repeats item %d (uniqueItems)" % (i, first))
+                    found.parts.append(i)
+                    return found
+        return None
+    bounded = low or high is not None or unique
     quick = _passing_types(rest)
 
-    def every(value, ev, run, depth):  # items alone: one schema for each item
+    def every(value, ev, run, depth):  # no prefix: one schema (or none) for each item
         if not isinstance(value, (list, tuple)):
+            return None
+        if bounded:
+            found = counted(value)
+            if found is not None:
+                return found
+        if rest is None:
             return None
         for i, item in enumerate(value):
             if type(item) in quick:
@@ -2234,6 +2266,10 @@ def _kw_array(compiler, schema, _):
     def check(value, ev, run, depth):
         if not isinstance(value, (list, tuple)):
             return None
+        if bounded:
+            found = counted(value)
+            if found is not None:
+                return found
         for i, item in enumerate(value):
             sub = prefix[i] if i < len(prefix) else rest
             if sub is None:
@@ -2270,28 +2306,6 @@ def _kw_contains(compiler, schema, value):
             return _Mismatch("%d item(s) match contains, fewer than %d" % (count, low))
         if high is not None and count > high:
             return _Mismatch("%d items match contains, more than %d" % (count, high))
-        return None
-    return check
-
-
-def _kw_item_count(compiler, schema, _):
-    low = _count(schema["minItems"], "minItems") if "minItems" in schema else 0
-    high = _count(schema["maxItems"], "maxItems") if "maxItems" in schema else None
-    unique = schema.get("uniqueItems") is True
-
-    def check(value, ev, run, depth):
-        if not isinstance(value, (list, tuple)):
-            return None
-        if len(value) < low or high is not None and len(value) > high:
-            return _Mismatch("an array of %d items is not within %d..%s" % (len(value), low, high))
-        if unique and len({v if type(v) is str else _json_key(v) for v in value}) != len(value):
-            seen = {}
-            for i, item in enumerate(value):
-                first = seen.setdefault(_json_key(item), i)
-                if first != i:
-                    found = _Mismatch("item %d repeats item %d (uniqueItems)" % (i, first))
-                    found.parts.append(i)
-                    return found
         return None
     return check
 
@@ -2441,11 +2455,11 @@ _KEYWORDS = (
     ("minimum", _kw_numbers), ("maximum", _kw_numbers), ("exclusiveMinimum", _kw_numbers),
     ("exclusiveMaximum", _kw_numbers), ("multipleOf", _kw_numbers),
     ("minLength", _kw_strings), ("maxLength", _kw_strings), ("pattern", _kw_strings),
-    ("required", _kw_required), ("properties", _kw_object), ("patternProperties", _kw_object),
+    ("required", _kw_object), ("properties", _kw_object), ("patternProperties", _kw_object),
     ("additionalProperties", _kw_object), ("minProperties", _kw_property_count),
     ("maxProperties", _kw_property_count), ("propertyNames", _kw_property_names),
     ("dependentRequired", _kw_dependencies), ("dependentSchemas", _kw_dependencies), ("dependencies", _kw_dependencies),
-    ("minItems", _kw_item_count), ("maxItems", _kw_item_count), ("uniqueItems", _kw_item_count),
+    ("minItems", _kw_array), ("maxItems", _kw_array), ("uniqueItems", _kw_array),
     ("prefixItems", _kw_array), ("items", _kw_array), ("contains", _kw_contains),
     ("allOf", _kw_all_of), ("anyOf", _kw_any_of), ("oneOf", _kw_one_of), ("not", _kw_not), ("if", _kw_if),
 )
