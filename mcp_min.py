@@ -15,7 +15,8 @@ How it works
 Layers, top to bottom of this file: constants; errors; a JSON-RPC core with no
 I/O (message building, ``Future``, and ``_Dispatcher``, which owns request ids,
 the pending requests and the subscriptions, and routes what arrives); pure
-protocol helpers; transports behind one interface (``_Transport``: stdio,
+protocol helpers; a JSON Schema validator (tool output, elicitation answers);
+transports behind one interface (``_Transport``: stdio,
 Streamable HTTP, legacy HTTP+SSE; every HTTP byte goes through ``_HttpEngine``);
 ``_Session`` (version negotiation, sending, settling answers) and ``_Inbox``
 (what the server sends unasked); tasks (``Task``: tool calls that run in the
@@ -1800,7 +1801,7 @@ _ECMA_CLASSES = {"d": "0-9", "w": "a-zA-Z0-9_", "s": "\\s\\ufeff"}  # (ECMA-262'
 
 
 def _pattern_search(pattern):
-    """``search(text)``: True or False, or None when the text is too long to check (see above)."""
+    """(the compiled regex's ``search``, the longest string it may be given: see above)."""
     if not isinstance(pattern, str):
         raise _SchemaError("a pattern must be a string, not %s" % _short(pattern))
     text, degree = _translate_pattern(pattern)
@@ -1808,12 +1809,7 @@ def _pattern_search(pattern):
         found = re.compile(text).search
     except (re.error, OverflowError, RecursionError) as e:
         raise _SchemaError("pattern %r: %s" % (_shorten(pattern, 100), e))
-    longest = int(SCHEMA_PATTERN_WORK ** (1.0 / degree))
-
-    def search(value):
-        return None if len(value) > longest else found(value) is not None
-    search.longest = longest
-    return search
+    return found, int(SCHEMA_PATTERN_WORK ** (1.0 / degree))
 
 
 # -- the compiler --------------------------------------------------------------------
@@ -1826,6 +1822,16 @@ def _accept(value, evaluated, run, depth):
 
 def _reject(value, evaluated, run, depth):
     return _Mismatch("no value is allowed here (the schema is false)")
+
+
+# A check whose value passes when its Python type is in ``check.fast`` (a schema that is only a
+# ``type``, or none): objects and arrays test that themselves and call it only for other types.
+# Most properties of real output schemas are such leaves; this saves a call for each.
+_accept.fast = frozenset(_JSON_TYPES)
+
+
+def _passing_types(check):
+    return getattr(check, "fast", frozenset())
 
 
 _SUBSCHEMA = ("additionalProperties", "unevaluatedProperties", "additionalItems", "unevaluatedItems",
@@ -2002,8 +2008,9 @@ class _SchemaCompiler(object):
         if leaf:
             # A leaf (no subschema, no $ref) cannot recurse: its caller counted the step.
             if not checks:
-                return _accept if typed is None else (
-                    lambda value, ev, run, depth: None if type(value) in fast else typed(value, ev, run, depth))
+                return _accept if typed is None else typed  # (whose .fast its callers test themselves)
+            if typed is None and len(checks) == 1:
+                return checks[0]  # every keyword check passes values of other types itself
 
             def node(value, ev, run, depth):
                 if typed is not None and type(value) not in fast:
@@ -2089,7 +2096,8 @@ def _kw_type(compiler, schema, value):
         if _json_type(value) in allowed:
             return None
         return _Mismatch("%s is not of type %s" % (_short(value), wanted))
-    # The node tests these Python types itself (one call less on the hot path); others come here.
+    # Values of these Python types pass at once: the node (or, for a schema that is only a type,
+    # its caller: see _passing_types) tests them itself, and calls this for other types only.
     check.fast = frozenset(t for name in names for t in _PYTHON_TYPES[name])
     return check
 
@@ -2102,7 +2110,9 @@ def _kw_const(compiler, schema, value):
     key, wanted = _json_key(value), _short(value)
 
     def check(value, ev, run, depth):
-        return None if _json_key(value) == key else _Mismatch("%s is not the const %s" % (_short(value), wanted))
+        if (value if type(value) is str else _json_key(value)) == key:  # (a str is its own key)
+            return None
+        return _Mismatch("%s is not the const %s" % (_short(value), wanted))
     return check
 
 
@@ -2119,32 +2129,37 @@ def _kw_enum(compiler, schema, value):
 
 
 def _kw_numbers(compiler, schema, _):
-    tests = []
-    for key, ok, says in (("minimum", lambda v, b: v >= b, "less than"), ("maximum", lambda v, b: v <= b, "more than"),
-                          ("exclusiveMinimum", lambda v, b: v > b, "not more than"),
-                          ("exclusiveMaximum", lambda v, b: v < b, "not less than"),
-                          ("multipleOf", _is_multiple, "not a multiple of")):
+    bounds = {}
+    for key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"):
         if key in schema and not isinstance(schema[key], bool):  # (draft-04's boolean exclusives: ignored)
-            bound = _number(schema[key], key)
-            if key == "multipleOf" and bound <= 0:
-                raise _SchemaError("multipleOf must be more than 0, not %s" % _short(bound))
-            tests.append((ok, bound, says))
+            bounds[key] = _number(schema[key], key)
+    low, high = bounds.get("minimum"), bounds.get("maximum")
+    above, below, step = bounds.get("exclusiveMinimum"), bounds.get("exclusiveMaximum"), bounds.get("multipleOf")
+    if step is not None and step <= 0:
+        raise _SchemaError("multipleOf must be more than 0, not %s" % _short(step))
 
     def check(value, ev, run, depth):
         if type(value) is bool or not isinstance(value, (int, float)):
             return None
-        for ok, bound, says in tests:
-            if not ok(value, bound):
-                return _Mismatch("%s is %s %s" % (_short(value), says, _short(bound)))
+        if low is not None and value < low:
+            return _Mismatch("%s is less than %s" % (_short(value), _short(low)))
+        if high is not None and value > high:
+            return _Mismatch("%s is more than %s" % (_short(value), _short(high)))
+        if above is not None and value <= above:
+            return _Mismatch("%s is not more than %s" % (_short(value), _short(above)))
+        if below is not None and value >= below:
+            return _Mismatch("%s is not less than %s" % (_short(value), _short(below)))
+        if step is not None and not _is_multiple(value, step):
+            return _Mismatch("%s is not a multiple of %s" % (_short(value), _short(step)))
         return None
-    return check if tests else None
+    return check if bounds else None
 
 
 def _kw_strings(compiler, schema, _):
     low = _count(schema["minLength"], "minLength") if "minLength" in schema else 0
     high = _count(schema["maxLength"], "maxLength") if "maxLength" in schema else None
-    search = _pattern_search(schema["pattern"]) if "pattern" in schema else None
     pattern = schema.get("pattern")
+    search, longest = _pattern_search(pattern) if "pattern" in schema else (None, None)
 
     def check(value, ev, run, depth):
         if not isinstance(value, str):
@@ -2154,11 +2169,10 @@ def _kw_strings(compiler, schema, _):
         if high is not None and len(value) > high:
             return _Mismatch("%s is longer than %d characters" % (_short(value), high))
         if search is not None:
-            found = search(value)
-            if found is None:
+            if len(value) > longest:
                 return _Mismatch("a string of %d characters is too long to check against the pattern %r "
-                                 "(mcp_min checks up to %d)" % (len(value), _shorten(pattern, 100), search.longest))
-            if not found:
+                                 "(mcp_min checks up to %d)" % (len(value), _shorten(pattern, 100), longest))
+            if search(value) is None:
                 return _Mismatch("%s does not match the pattern %r" % (_short(value), _shorten(pattern, 100)))
         return None
     return check
@@ -2171,26 +2185,46 @@ def _subschema_map(compiler, value, keyword):
 
 
 def _kw_object(compiler, schema, _):
-    """properties, patternProperties and additionalProperties, which depend on each other."""
+    """properties, patternProperties and additionalProperties, which depend on each other, and
+    required (one call less per object)."""
+    required = schema.get("required", [])
+    if not isinstance(required, list) or not all(isinstance(v, str) for v in required):
+        raise _SchemaError("required must be a list of strings, not %s" % _short(required))
     props = _subschema_map(compiler, schema.get("properties", {}), "properties")
-    patterns = [(_pattern_search(p), p, sub) for p, sub in
+    patterns = [_pattern_search(p) + (p, sub) for p, sub in
                 _subschema_map(compiler, schema.get("patternProperties", {}), "patternProperties").items()]
     other = compiler.node(schema["additionalProperties"]) if "additionalProperties" in schema else None
 
     def unexpected(key, found):
         return _Mismatch("the property %r is not allowed" % _shorten(key, 100)) if other is _reject else found
 
+    table = {key: (sub, _passing_types(sub)) for key, sub in props.items()}  # for plain()
+    otherwise = (other, _passing_types(other)) if other is not None else None
+    required = tuple(required)
+
+    def missing(value):
+        for name in required:
+            if name not in value:
+                return _Mismatch("the required property %r is missing" % name)
+        return None
+
     def plain(value, ev, run, depth):  # no patternProperties: each key has one schema or none
         if not isinstance(value, dict):
             return None
+        for name in required:  # (the loop of missing(), inline: no call when all are there)
+            if name not in value:
+                return missing(value)
+        if not table and otherwise is None:
+            return None
         for key, item in value.items():
-            sub = props.get(key, other)
-            if sub is not None:
-                found = sub(item, None, run, depth)
-                if found is not None:
-                    found = found if key in props else unexpected(key, found)
-                    found.parts.append(key)
-                    return found
+            entry = table.get(key, otherwise)
+            if entry is not None:
+                if type(item) not in entry[1]:
+                    found = entry[0](item, None, run, depth)
+                    if found is not None:
+                        found = found if key in props else unexpected(key, found)
+                        found.parts.append(key)
+                        return found
                 if ev is not None:
                     ev.props.add(key)
         return None
@@ -2198,18 +2232,20 @@ def _kw_object(compiler, schema, _):
     def check(value, ev, run, depth):
         if not isinstance(value, dict):
             return None
+        found = missing(value)
+        if found is not None:
+            return found
         for key, item in value.items():
             sub = props.get(key)
             matched = sub is not None
             found = sub(item, None, run, depth) if matched else None
-            for search, pattern, sub in patterns:
+            for search, longest, pattern, sub in patterns:
                 if found is not None:
                     break
-                hit = search(key)
-                if hit is None:
+                if len(key) > longest:
                     found = _Mismatch("the property name is too long to check against the pattern %r"
                                       % _shorten(pattern, 100))
-                elif hit:
+                elif search(key) is not None:
                     matched = True
                     found = sub(item, None, run, depth)
             if found is None and not matched and other is not None:
@@ -2223,21 +2259,9 @@ def _kw_object(compiler, schema, _):
             if matched and ev is not None:
                 ev.props.add(key)
         return None
-    return check if patterns else plain
-
-
-def _kw_required(compiler, schema, value):
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise _SchemaError("required must be a list of strings, not %s" % _short(value))
-    names = tuple(value)
-
-    def check(value, ev, run, depth):
-        if isinstance(value, dict):
-            for name in names:
-                if name not in value:
-                    return _Mismatch("the required property %r is missing" % name)
+    if not required and not table and otherwise is None and not patterns:
         return None
-    return check if names else None
+    return check if patterns else plain
 
 
 def _kw_property_count(compiler, schema, _):
@@ -2303,7 +2327,11 @@ def _kw_dependencies(compiler, schema, _):
 
 
 def _kw_array(compiler, schema, _):
-    """prefixItems and items (or draft-07's array items and additionalItems)."""
+    """prefixItems and items (or draft-07's array items and additionalItems), and the counts:
+    minItems, maxItems, uniqueItems (one call less per array)."""
+    low = _count(schema["minItems"], "minItems") if "minItems" in schema else 0
+    high = _count(schema["maxItems"], "maxItems") if "maxItems" in schema else None
+    unique = schema.get("uniqueItems") is True
     items = schema.get("items")
     if "prefixItems" in schema:
         prefix, rest = schema["prefixItems"], items
@@ -2315,13 +2343,36 @@ def _kw_array(compiler, schema, _):
         raise _SchemaError("prefixItems must be a list of schemas, not %s" % _short(prefix))
     prefix = tuple(compiler.node(sub) for sub in prefix)
     rest = compiler.node(rest) if rest is not None else None
-    if not prefix and rest is None:
+    if not prefix and rest is None and not (low or high is not None or unique):
         return None
 
-    def every(value, ev, run, depth):  # items alone: one schema for each item
+    def counted(value):
+        if len(value) < low or high is not None and len(value) > high:
+            return _Mismatch("an array of %d items is not within %d..%s" % (len(value), low, high))
+        if unique and len({v if type(v) is str else _json_key(v) for v in value}) != len(value):
+            seen = {}
+            for i, item in enumerate(value):
+                first = seen.setdefault(_json_key(item), i)
+                if first != i:
+                    found = _Mismatch("item %d repeats item %d (uniqueItems)" % (i, first))
+                    found.parts.append(i)
+                    return found
+        return None
+    bounded = low or high is not None or unique
+    quick = _passing_types(rest)
+
+    def every(value, ev, run, depth):  # no prefix: one schema (or none) for each item
         if not isinstance(value, (list, tuple)):
             return None
+        if bounded:
+            found = counted(value)
+            if found is not None:
+                return found
+        if rest is None:
+            return None
         for i, item in enumerate(value):
+            if type(item) in quick:
+                continue
             found = rest(item, None, run, depth)
             if found is not None:
                 found = _Mismatch("no item is allowed at index %d" % i) if rest is _reject else found
@@ -2334,6 +2385,10 @@ def _kw_array(compiler, schema, _):
     def check(value, ev, run, depth):
         if not isinstance(value, (list, tuple)):
             return None
+        if bounded:
+            found = counted(value)
+            if found is not None:
+                return found
         for i, item in enumerate(value):
             sub = prefix[i] if i < len(prefix) else rest
             if sub is None:
@@ -2370,28 +2425,6 @@ def _kw_contains(compiler, schema, value):
             return _Mismatch("%d item(s) match contains, fewer than %d" % (count, low))
         if high is not None and count > high:
             return _Mismatch("%d items match contains, more than %d" % (count, high))
-        return None
-    return check
-
-
-def _kw_item_count(compiler, schema, _):
-    low = _count(schema["minItems"], "minItems") if "minItems" in schema else 0
-    high = _count(schema["maxItems"], "maxItems") if "maxItems" in schema else None
-    unique = schema.get("uniqueItems") is True
-
-    def check(value, ev, run, depth):
-        if not isinstance(value, (list, tuple)):
-            return None
-        if len(value) < low or high is not None and len(value) > high:
-            return _Mismatch("an array of %d items is not within %d..%s" % (len(value), low, high))
-        if unique and len(set(map(_json_key, value))) != len(value):
-            seen = {}
-            for i, item in enumerate(value):
-                first = seen.setdefault(_json_key(item), i)
-                if first != i:
-                    found = _Mismatch("item %d repeats item %d (uniqueItems)" % (i, first))
-                    found.parts.append(i)
-                    return found
         return None
     return check
 
@@ -2541,11 +2574,11 @@ _KEYWORDS = (
     ("minimum", _kw_numbers), ("maximum", _kw_numbers), ("exclusiveMinimum", _kw_numbers),
     ("exclusiveMaximum", _kw_numbers), ("multipleOf", _kw_numbers),
     ("minLength", _kw_strings), ("maxLength", _kw_strings), ("pattern", _kw_strings),
-    ("required", _kw_required), ("properties", _kw_object), ("patternProperties", _kw_object),
+    ("required", _kw_object), ("properties", _kw_object), ("patternProperties", _kw_object),
     ("additionalProperties", _kw_object), ("minProperties", _kw_property_count),
     ("maxProperties", _kw_property_count), ("propertyNames", _kw_property_names),
     ("dependentRequired", _kw_dependencies), ("dependentSchemas", _kw_dependencies), ("dependencies", _kw_dependencies),
-    ("minItems", _kw_item_count), ("maxItems", _kw_item_count), ("uniqueItems", _kw_item_count),
+    ("minItems", _kw_array), ("maxItems", _kw_array), ("uniqueItems", _kw_array),
     ("prefixItems", _kw_array), ("items", _kw_array), ("contains", _kw_contains),
     ("allOf", _kw_all_of), ("anyOf", _kw_any_of), ("oneOf", _kw_one_of), ("not", _kw_not), ("if", _kw_if),
 )

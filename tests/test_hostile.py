@@ -1280,6 +1280,8 @@ EXCEPTION_ARGS = {
     "RequestError": [-32602, "bad params", {"field": "x"}, "tools/call"],
     "ResourceNotFound": [-32002, "no such resource", {"uri": "mem://x"}, "resources/read"],
     "ToolError": ["the tool failed", {"content": [{"type": "text", "text": "the tool failed"}], "isError": True}],
+    "OutputValidationError": ["weather", "/temperature", '"warm" is not of type number',
+                              {"content": [], "structuredContent": {"temperature": "warm"}}],
     "ConnectionClosed": ["server 'x' exited with code 3", 3, ["line 1", "line 2"], "; last stderr lines: ..."],
     "RequestTimeout": ["no answer to tools/call within 1 s"],
     "RequestCancelled": ["tools/call cancelled by the client"],

@@ -71,6 +71,16 @@ def test_the_suite_is_there():
     assert os.path.exists(os.path.join(SUITE, "LICENSE")) and os.path.exists(os.path.join(SUITE, "PROVENANCE.md"))
 
 
+def test_the_suite_totals_the_readme_gives():
+    passed = refused = 0
+    for name in SUITE_FILES:
+        ok, failed, groups = run_suite_file(name)
+        with open(os.path.join(SUITE, name), encoding="utf-8") as f:
+            refused += sum(len(g["tests"]) for g in json.load(f) if g["description"] in groups)
+        passed += ok
+    assert (len(SUITE_FILES), passed, refused) == (91, 2229, 35)
+
+
 @pytest.mark.parametrize("name", SUITE_FILES)
 def test_json_schema_test_suite(name):
     passed, failed, refused = run_suite_file(name)
@@ -393,3 +403,13 @@ def test_the_result_of_a_task_is_checked(version):
         task = c.start("work", s=0, poll_ms=100)
         with pytest.raises(OutputValidationError, match="structuredContent/slept does not match"):
             task.result()
+
+
+def test_jsonschema_validate_plugs_in(era):
+    jsonschema = pytest.importorskip("jsonschema")
+    with Client(fake(era, output_schemas={"echo": SHAPE}), validate=jsonschema.validate) as c:
+        c.list_tools()
+        assert c.call("echo", n=3) == {"n": 3}
+        with pytest.raises(OutputValidationError) as info:
+            c.call("echo", n="three")
+    assert (info.value.pointer, info.value.problem) == ("/n", "'three' is not of type 'integer'")
