@@ -6568,7 +6568,8 @@ def _shell_class():
         do_exit = do_quit
 
         def do_EOF(self, line):
-            print()
+            if self.prompt:  # (on a terminal: end the prompt's line)
+                print()
             return True
 
         def names(self, items, key, text):

@@ -280,6 +280,34 @@ class _Refusing(http.server.BaseHTTPRequestHandler):
         pass
 
 
+class _WebPage(_Refusing):
+    def do_POST(self):
+        body = b"<!doctype html><html><body>Welcome to our site</body></html>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def serve(handler):
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, "http://127.0.0.1:%d/mcp" % server.server_address[1]
+
+
+@pytest.mark.parametrize("handler", [_WebPage, type("_NotImplemented", (_Refusing,), {"do_POST": lambda self: (
+    self.send_error(501))})], ids=["html-page", "501"])
+def test_a_web_page_or_5xx_at_connect_is_unreachable(handler):
+    server, url = serve(handler)
+    try:
+        out = cli("--url", url, "tools")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert out.returncode == 4 and "Traceback" not in out.stderr, out.stderr
+
+
 @pytest.fixture
 def refusing_url():
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Refusing)
