@@ -5755,13 +5755,15 @@ def _schema_arguments(words, json_text, schema, what):
             raise _UsageError("%s: the arguments must be a JSON object" % what)
     props = schema.get("properties") if isinstance(schema, dict) else None
     props = props if isinstance(props, dict) else None
-    closed = props is not None and schema.get("additionalProperties") is not True
+    # (a schema that allows more keys says so with additionalProperties: true or a schema)
+    closed = props is not None and schema.get("additionalProperties") in (None, False)
     for key, text in _split_pairs(pairs):
         if key in arguments:
             raise _UsageError("%s: %s is given twice" % (what, key))
         if closed and key not in props:
             raise _UsageError("%s has no argument %r (it takes: %s)" % (what, key, ", ".join(props) or "none"))
-        arguments[key] = _typed_value(text, (props or {}).get(key), "%s=%s" % (key, text)) if props is not None \
+        extra = schema.get("additionalProperties") if isinstance(schema.get("additionalProperties"), dict) else None
+        arguments[key] = _typed_value(text, props.get(key, extra), "%s=%s" % (key, text)) if props is not None \
             else _loose_json(text, "%s=%s" % (key, text))
     required = schema.get("required") if isinstance(schema, dict) else None
     missing = [k for k in required if isinstance(k, str) and k not in arguments] if isinstance(required, list) else []

@@ -615,6 +615,15 @@ def test_typed_value_refused(text, schema):
         mcp_min._typed_value(text, schema, "k")
 
 
+def test_schema_arguments_open_and_closed():
+    closed = {"type": "object", "properties": {"a": {"type": "integer"}}}
+    with pytest.raises(mcp_min._UsageError, match="no argument 'b'"):
+        mcp_min._schema_arguments(["a=1", "b=2"], None, closed, "t")
+    for extra, b in ((True, 2), ({"type": "string"}, "2")):
+        assert mcp_min._schema_arguments(["a=1", "b=2"], None, dict(closed, additionalProperties=extra), "t") == {
+            "a": 1, "b": b}
+
+
 def test_config_values_expand(monkeypatch):
     monkeypatch.setenv("MCP_MIN_T", "v")
     monkeypatch.delenv("MCP_MIN_UNSET", raising=False)
