@@ -5757,12 +5757,13 @@ def _schema_arguments(words, json_text, schema, what):
     props = props if isinstance(props, dict) else None
     # (a schema that allows more keys says so with additionalProperties: true or a schema)
     closed = props is not None and schema.get("additionalProperties") in (None, False)
+    extra = schema.get("additionalProperties") if props is not None else None
+    extra = extra if isinstance(extra, dict) else None
     for key, text in _split_pairs(pairs):
         if key in arguments:
             raise _UsageError("%s: %s is given twice" % (what, key))
         if closed and key not in props:
             raise _UsageError("%s has no argument %r (it takes: %s)" % (what, key, ", ".join(props) or "none"))
-        extra = schema.get("additionalProperties") if isinstance(schema.get("additionalProperties"), dict) else None
         arguments[key] = _typed_value(text, props.get(key, extra), "%s=%s" % (key, text)) if props is not None \
             else _loose_json(text, "%s=%s" % (key, text))
     required = schema.get("required") if isinstance(schema, dict) else None
