@@ -574,6 +574,7 @@ def test_the_shell_reads_commands_from_a_pipe_and_ends_at_eof():
 # 12. Installable: pip install into a fresh venv, then the console script
 # ---------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_pip_install_gives_the_module_and_the_console_script(tmp_path):
     venv = tmp_path / "venv"
     subprocess.run([PY, "-m", "venv", str(venv)], check=True, timeout=300, capture_output=True)

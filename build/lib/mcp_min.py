@@ -5755,13 +5755,16 @@ def _schema_arguments(words, json_text, schema, what):
             raise _UsageError("%s: the arguments must be a JSON object" % what)
     props = schema.get("properties") if isinstance(schema, dict) else None
     props = props if isinstance(props, dict) else None
-    closed = props is not None and schema.get("additionalProperties") is not True
+    # (a schema that allows more keys says so with additionalProperties: true or a schema)
+    closed = props is not None and schema.get("additionalProperties") in (None, False)
+    extra = schema.get("additionalProperties") if props is not None else None
+    extra = extra if isinstance(extra, dict) else None
     for key, text in _split_pairs(pairs):
         if key in arguments:
             raise _UsageError("%s: %s is given twice" % (what, key))
         if closed and key not in props:
             raise _UsageError("%s has no argument %r (it takes: %s)" % (what, key, ", ".join(props) or "none"))
-        arguments[key] = _typed_value(text, (props or {}).get(key), "%s=%s" % (key, text)) if props is not None \
+        arguments[key] = _typed_value(text, props.get(key, extra), "%s=%s" % (key, text)) if props is not None \
             else _loose_json(text, "%s=%s" % (key, text))
     required = schema.get("required") if isinstance(schema, dict) else None
     missing = [k for k in required if isinstance(k, str) and k not in arguments] if isinstance(required, list) else []
@@ -5869,8 +5872,6 @@ def _expand(value, where, inputs):
 def _config_input(input_id, where, inputs):
     """A VS Code ${input:ID}: asked on the terminal (a password without echo); refused without one."""
     spec = next((i for i in inputs if isinstance(i, dict) and i.get("id") == input_id), {})
-    if input_id in inputs and isinstance(inputs, dict):
-        return inputs[input_id]
     if not (sys.stdin is not None and sys.stdin.isatty() and sys.stderr.isatty()):
         raise _UsageError("%s asks for ${input:%s}; run on a terminal to type it, or give the value with --env"
                           % (where, input_id))
@@ -5881,29 +5882,28 @@ def _config_input(input_id, where, inputs):
     return _ask(question)
 
 
-def _server_from_config(path, name, entry=None, key=None):
+def _server_from_config(path, name):
     """{"server", "env", "headers", "cwd"} of one entry of an MCP config file; errors name the key."""
-    doc = _read_config(path) if entry is None else {}
+    doc = _read_config(path)
 
     def need(value, kind, key, what):
         if not isinstance(value, kind) or kind is str and not value:
             raise _UsageError("%s: %s must be %s" % (path, key, what))
         return value
 
-    if entry is None:
-        need(doc, dict, "the top level", "an object with mcpServers")
-        if "mcpServers" in doc:
-            need(doc["mcpServers"], dict, "mcpServers", "an object")
-        tables = _server_tables(doc, path)
-        if name is None:
-            if len(tables) != 1:
-                raise _UsageError("%s lists %d servers; pick one with --server NAME (%s)"
-                                  % (path, len(tables), ", ".join(sorted(tables))))
-            name = next(iter(tables))
-        if name not in tables:
-            raise _UsageError("no server %r in %s (it has: %s)" % (name, path, ", ".join(sorted(tables))))
-        key, entry = tables[name]
-    key = "%s.%s" % (key or "mcpServers", name)
+    need(doc, dict, "the top level", "an object with mcpServers")
+    if "mcpServers" in doc:
+        need(doc["mcpServers"], dict, "mcpServers", "an object")
+    tables = _server_tables(doc, path)
+    if name is None:
+        if len(tables) != 1:
+            raise _UsageError("%s lists %d servers; pick one with --server NAME (%s)"
+                              % (path, len(tables), ", ".join(sorted(tables))))
+        name = next(iter(tables))
+    if name not in tables:
+        raise _UsageError("no server %r in %s (it has: %s)" % (name, path, ", ".join(sorted(tables))))
+    key, entry = tables[name]
+    key = "%s.%s" % (key, name)
     inputs = doc.get("inputs") if isinstance(doc.get("inputs"), list) else []
     need(entry, dict, key, "an object")
 
@@ -5926,12 +5926,17 @@ def _server_from_config(path, name, entry=None, key=None):
     args = need(entry.get("args") or [], list, key + ".args", "a list")
     argv = [command] + [text(arg, "%s.args[%d]" % (key, i)) for i, arg in enumerate(args)]
     if any(c.isspace() for c in command.strip()) and not os.path.exists(command):
-        import shlex  # "npx -y server" in one string: what a shell would have run
-        argv = shlex.split(command, posix=os.name != "nt") + argv[1:]
+        import shlex  # "npx -y server" in one string: what a shell would have run, when its
+        import shutil  # first word is a program (else the name as written, and its own error)
+        words = shlex.split(command, posix=os.name != "nt")
+        if words and (shutil.which(words[0]) or os.path.exists(words[0])):
+            argv = words + argv[1:]
     return {"server": argv, "env": strings(entry.get("env") or {}, key + ".env"), "headers": {}, "cwd": cwd}
 
 
-_URL_LIKE = re.compile(r"^(localhost|[\w-]+(\.[\w-]+)+|\d+\.\d+\.\d+\.\d+|\[[0-9a-fA-F:]+\])(:\d+)?(/\S*)?$")
+# host[:port][/path]: a URL someone meant, written without its scheme (a pattern, compiled on first
+# use by re's cache: nothing of the CLI costs a library user import time)
+_URL_LIKE = r"^(localhost|[\w-]+(\.[\w-]+)+|\d+\.\d+\.\d+\.\d+|\[[0-9a-fA-F:]+\])(:\d+)?(/\S*)?$"
 
 
 def _cli_url(text, what="--url"):
@@ -5941,7 +5946,7 @@ def _cli_url(text, what="--url"):
         return text
     if scheme:
         raise _UsageError("%s: %s is not an http:// or https:// URL" % (what, text))
-    if _URL_LIKE.match(text):
+    if re.match(_URL_LIKE, text):
         local = text.split(":")[0].split("/")[0] in ("localhost", "127.0.0.1", "[::1]")
         meant = "%s://%s" % ("http" if local else "https", text)
         if what == "--url":
@@ -5956,7 +5961,7 @@ def _looks_like_url(argv):
     if len(argv) != 1 or os.path.exists(argv[0]):
         return False
     import shutil
-    return "://" in argv[0] or bool(_URL_LIKE.match(argv[0])) and "/" in argv[0] and shutil.which(argv[0]) is None
+    return "://" in argv[0] or bool(re.match(_URL_LIKE, argv[0])) and "/" in argv[0] and shutil.which(argv[0]) is None
 
 
 def _parse_cli(argv):
@@ -6009,9 +6014,7 @@ def _parse_cli(argv):
         if not match:
             raise _UsageError("no server %r in your MCP config files (%s); see: mcp_min servers"
                               % (opts.server, ", ".join(sorted(set(f[0] for f in found))) or "none found"))
-        name, label, path, entry = match[0]
-        key = "servers" if label.startswith("VS Code") else "mcpServers"
-        server = _server_from_config(path, name, entry, key)
+        server = _server_from_config(match[0][2], opts.server)  # (the first file naming it)
     else:
         raise _UsageError("say which server: -- SERVER_ARGV..., --url URL, --config FILE or --server NAME")
     server["env"], server["headers"] = dict(server["env"], **env), dict(server["headers"], **headers)
@@ -6515,6 +6518,26 @@ def _shell_class():
             """complete REF ARG=PREFIX: completions of a prompt or resource template argument"""
             self.run("complete", line)
 
+        def do_tool(self, line):
+            """tool NAME: one tool in full"""
+            self.run("tool", line)
+
+        def do_skills(self, line):
+            """skills: list skills"""
+            self.run("skills", line)
+
+        def do_skill(self, line):
+            """skill NAME|URI: read a skill and print its SKILL.md"""
+            self.run("skill", line)
+
+        def do_task(self, line):
+            """task ID: wait for a task and print its value"""
+            self.run("task", line)
+
+        def do_raw(self, line):
+            """raw METHOD [JSON]: send any request, print the raw result"""
+            self.run("raw", line)
+
         def do_ping(self, line):
             """ping: check the server answers"""
             self.run("ping", line)
@@ -6548,7 +6571,8 @@ def _shell_class():
         do_exit = do_quit
 
         def do_EOF(self, line):
-            print()
+            if self.prompt:  # (on a terminal: end the prompt's line)
+                print()
             return True
 
         def names(self, items, key, text):
@@ -6557,8 +6581,8 @@ def _shell_class():
         def complete_call(self, text, line, begidx, endidx):
             words = line[:begidx].split()
             tools = self.client.list_tools()
-            if len(words) <= 1:
-                return self.names(tools, "name", text)
+            if len(words) <= 1:  # (readline adds no space after a match: the name is then complete)
+                return [name + " " for name in self.names(tools, "name", text)]
             tool = next((t for t in tools if isinstance(t, dict) and t.get("name") == words[1]), {})
             schema = tool.get("inputSchema") if isinstance(tool.get("inputSchema"), dict) else {}
             props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
@@ -6567,6 +6591,8 @@ def _shell_class():
 
         def complete_tools(self, text, line, begidx, endidx):
             return self.names(self.client.list_tools(), "name", text)
+
+        complete_tool = complete_tools
 
         def complete_prompt(self, text, line, begidx, endidx):
             return self.names(self.client.list_prompts(), "name", text) if len(line[:begidx].split()) <= 1 else []
@@ -6584,7 +6610,10 @@ def _new_shell(client, opts):
         readline.parse_and_bind("tab: complete")
     except ImportError:
         pass
-    return _shell_class()(client, opts)
+    shell = _shell_class()(client, opts)
+    if not _on_terminal():  # commands from a pipe or file: only their output, no banner or prompts
+        shell.intro, shell.prompt = None, ""
+    return shell
 
 
 _COMMANDS = {
@@ -6644,9 +6673,11 @@ def _connect_hint(error, server, opts, elapsed, stderr_tail):
         elif local:
             message += " (no stderr output)"
     if local and not opts.inherit_env and getattr(error, "returncode", None) not in (None, 0):
-        passed = set(server["env"])
-        named = sorted(set(w for line in getattr(error, "stderr", []) for w in re.findall(r"\b[A-Z][A-Z0-9_]{2,}\b", line)
-                           if w in os.environ and w not in passed and w not in _server_env(None, False)))
+        # variable names the server's stderr mentions that are set here but were filtered out
+        # (only the names are shown, never a value)
+        passed = set(server["env"]) | set(_server_env(None, False))
+        mentioned = set(w for line in getattr(error, "stderr", []) for w in re.findall(r"\b[A-Z][A-Z0-9_]{2,}\b", line))
+        named = sorted(w for w in mentioned if w in os.environ and w not in passed)
         message += "\n  hint: mcp_min passes the server only PATH, HOME, locale and similar variables%s; " \
                    "give what it needs with --env K=V (or pass everything with --inherit-env)" % (
                        " (%s is set here but was not passed)" % ", ".join(named) if named else "")
