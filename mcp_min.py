@@ -7361,13 +7361,16 @@ def _schema_arguments(words, json_text, schema, what):
             raise _UsageError("%s: the arguments must be a JSON object" % what)
     props = schema.get("properties") if isinstance(schema, dict) else None
     props = props if isinstance(props, dict) else None
-    closed = props is not None and schema.get("additionalProperties") is not True
+    # (a schema that allows more keys says so with additionalProperties: true or a schema)
+    closed = props is not None and schema.get("additionalProperties") in (None, False)
+    extra = schema.get("additionalProperties") if props is not None else None
+    extra = extra if isinstance(extra, dict) else None
     for key, text in _split_pairs(pairs):
         if key in arguments:
             raise _UsageError("%s: %s is given twice" % (what, key))
         if closed and key not in props:
             raise _UsageError("%s has no argument %r (it takes: %s)" % (what, key, ", ".join(props) or "none"))
-        arguments[key] = _typed_value(text, (props or {}).get(key), "%s=%s" % (key, text)) if props is not None \
+        arguments[key] = _typed_value(text, props.get(key, extra), "%s=%s" % (key, text)) if props is not None \
             else _loose_json(text, "%s=%s" % (key, text))
     required = schema.get("required") if isinstance(schema, dict) else None
     missing = [k for k in required if isinstance(k, str) and k not in arguments] if isinstance(required, list) else []
@@ -8180,7 +8183,8 @@ def _shell_class():
         do_exit = do_quit
 
         def do_EOF(self, line):
-            print()
+            if self.prompt:  # (on a terminal: end the prompt's line)
+                print()
             return True
 
         def names(self, items, key, text):

@@ -280,6 +280,34 @@ class _Refusing(http.server.BaseHTTPRequestHandler):
         pass
 
 
+class _WebPage(_Refusing):
+    def do_POST(self):
+        body = b"<!doctype html><html><body>Welcome to our site</body></html>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def serve(handler):
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, "http://127.0.0.1:%d/mcp" % server.server_address[1]
+
+
+@pytest.mark.parametrize("handler", [_WebPage, type("_NotImplemented", (_Refusing,), {"do_POST": lambda self: (
+    self.send_error(501))})], ids=["html-page", "501"])
+def test_a_web_page_or_5xx_at_connect_is_unreachable(handler):
+    server, url = serve(handler)
+    try:
+        out = cli("--url", url, "tools")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert out.returncode == 4 and "Traceback" not in out.stderr, out.stderr
+
+
 @pytest.fixture
 def refusing_url():
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Refusing)
@@ -546,6 +574,7 @@ def test_the_shell_reads_commands_from_a_pipe_and_ends_at_eof():
 # 12. Installable: pip install into a fresh venv, then the console script
 # ---------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_pip_install_gives_the_module_and_the_console_script(tmp_path):
     venv = tmp_path / "venv"
     subprocess.run([PY, "-m", "venv", str(venv)], check=True, timeout=300, capture_output=True)
@@ -585,6 +614,15 @@ def test_typed_value(text, schema, value):
 def test_typed_value_refused(text, schema):
     with pytest.raises(mcp_min._UsageError):
         mcp_min._typed_value(text, schema, "k")
+
+
+def test_schema_arguments_open_and_closed():
+    closed = {"type": "object", "properties": {"a": {"type": "integer"}}}
+    with pytest.raises(mcp_min._UsageError, match="no argument 'b'"):
+        mcp_min._schema_arguments(["a=1", "b=2"], None, closed, "t")
+    for extra, b in ((True, 2), ({"type": "string"}, "2")):
+        assert mcp_min._schema_arguments(["a=1", "b=2"], None, dict(closed, additionalProperties=extra), "t") == {
+            "a": 1, "b": b}
 
 
 def test_config_values_expand(monkeypatch):
