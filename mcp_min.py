@@ -597,7 +597,8 @@ class Future(object):
     method: str
     __slots__ = ("id", "method", "_params", "_timeout", "_deadline", "_progress", "_finish", "_cancellable",
                  "_intercept", "_background", "_post", "_arrived", "_answer", "_outcome", "_settling", "_settle",
-                 "_withdraw", "_keepalive", "_condition", "_state", "_waiters", "_callbacks", "__weakref__")
+                 "_withdraw", "_keepalive", "_storing", "_condition", "_state", "_waiters", "_callbacks",
+                 "__weakref__")
 
     def __init__(self, request_id, method, params, timeout, progress, settle, withdraw, finish=None,
                  cancellable=True, background=False, post=None):
@@ -617,12 +618,14 @@ class Future(object):
         self._arrived.acquire()
         self._outcome = None  # (value, error) once settled
         self._settling = threading.Lock()  # several threads may wait; one settles
+        self._storing = threading.Lock()  # the first outcome stored stays (see _store)
         self._settle = settle  # (future, answer) -> value, on the waiting thread; may block (input rounds)
         self._withdraw = withdraw  # (future, error) -> True once it ended the request with ``error``
         self._keepalive = None  # the Client, while this is pending (a one-liner's client lives on)
         # concurrent.futures.wait() and as_completed() take _condition (they only acquire and
-        # release it), read _state and add themselves to _waiters.
-        self._condition = threading.Lock()
+        # release it, and may call exception() while they hold it: so it is reentrant), read
+        # _state and add themselves to _waiters.
+        self._condition = threading.RLock()
         self._state = _RUNNING
         self._waiters = []
         self._callbacks = []
@@ -666,7 +669,7 @@ class Future(object):
                 # A stored error's traceback must not hold this Future (or, through frames, the
                 # Client that made it): such a cycle keeps a dropped client's server alive until
                 # the garbage collector happens to run.
-                self = error = None
+                del self, error
         return value
 
     def exception(self, timeout: float | None = None) -> McpError | None:
@@ -695,7 +698,7 @@ class Future(object):
                 thread.start()
                 return
             except RuntimeError as e:
-                self._outcome = (None, ConnectionClosed("cannot start a thread to settle %s (%s)" % (self.method, e)))
+                self._store((None, ConnectionClosed("cannot start a thread to settle %s (%s)" % (self.method, e))))
         self._mark_done()
 
     def _settle_here(self):
@@ -704,19 +707,27 @@ class Future(object):
 
     def _settled(self, answer):
         """The outcome (value, error), settling the answer first on this thread if nobody has."""
-        if self._outcome is not None:  # (the deadline may have ended it while another thread settles)
-            return self._outcome
-        with self._settling:
-            if self._outcome is None:
-                try:
-                    outcome = (self._settle(self, answer), None)
-                except McpError as e:
-                    outcome = (None, e.with_traceback(None))  # see result()
-                with self._condition:  # a deadline may have ended it meanwhile (see _wait)
-                    if self._outcome is None:
-                        self._outcome = outcome
-                self._keepalive = None
+        if self._outcome is None:  # (the deadline may have ended it while another thread settles)
+            with self._settling:
+                if self._outcome is None:
+                    self._store(self._settled_now(answer))
         return self._outcome
+
+    def _settled_now(self, answer):
+        try:
+            return self._settle(self, answer), None
+        except McpError as e:
+            return None, e.with_traceback(None)  # see result()
+        except Exception as e:  # a bug: still an outcome, so every waiter ends
+            _log.exception("settling the answer to %s failed", self.method)
+            return None, McpError("settling the answer to %s failed: %r" % (self.method, e))
+
+    def _store(self, outcome):
+        # Not under _condition: a concurrent.futures.wait() may hold that while it waits for us.
+        with self._storing:
+            if self._outcome is None:
+                self._outcome = outcome
+                self._keepalive = None
 
     def _mark_done(self):
         """Open the latch, tell concurrent.futures' waiters, queue the done callbacks: once."""
@@ -749,6 +760,12 @@ class Future(object):
             self._run_callbacks(callbacks)
 
     def _run_callbacks(self, callbacks):
+        if self._outcome is None:
+            # Settled here first, without waiting for a thread that may be settling it: that
+            # one may be waiting for this thread (mcp_min-events) to run the progress callbacks
+            # queued before the answer.  A done answer settles without round trips, so a second
+            # settling is only a little work, and the first outcome stored stays.
+            self._store(self._settled_now(self._answer))
         for fn in callbacks:
             try:
                 fn(self)
@@ -775,9 +792,7 @@ class Future(object):
             self.method, self._timeout, "; request cancelled" if self._cancellable else ""))
         if not self._withdraw(self, error) and not self._take(0):
             # The answer came and is being followed up on another thread: the deadline still wins.
-            with self._condition:
-                if self._outcome is None:
-                    self._outcome = (None, error)
+            self._store((None, error))
             self._mark_done()
         self._take(None)  # ours, or the answer that won the race
         return self._answer
@@ -1529,7 +1544,7 @@ class _Transport(object):
         close(): bounded, idempotent, any thread; does nothing in a forked child.
     """
 
-    kind = None
+    kind: str | None = None
     name = "the server"
     carries_headers = False
     stderr_tail = ()
@@ -3003,6 +3018,14 @@ class _Worker(object):
                 self._thread.join(CLOSE_GRACE)
 
 
+def _callback_failed(asking, method, error):
+    """A callback that raised while answering ``method`` for a request: in both eras the request
+    fails with an McpError that says so, with the text a handshake-era server is sent (and
+    usually reports back: "RuntimeError: boom"), never with the callback's own exception."""
+    return McpError("%s needs %s input, and the client's callback for it raised %s: %s"
+                    % (asking, method, type(error).__name__, error))
+
+
 _SUBSCRIPTION_ID = _META_PREFIX + "subscriptionId"
 _CHANGED_LISTS = {  # a list_changed notification -> the cached lists it makes stale
     "notifications/tools/list_changed": ("tools/list",),
@@ -3132,6 +3155,8 @@ class _Inbox(object):
         except RequestError as e:
             raise McpError("%s needs %s input, which this client cannot give: %s"
                            % (asking, ask.get("method"), e.message))
+        except Exception as e:  # a callback of the user's raised
+            raise _callback_failed(asking, ask.get("method"), e)
 
     def visit_urls(self, elicitations):
         """-32042: the user visits each URL (through url_elicitation); True when they agreed to all."""
@@ -3140,6 +3165,8 @@ class _Inbox(object):
                 answer = self.serve("elicitation/create", dict(ask, mode="url"))
             except RequestError:
                 return False
+            except Exception as e:
+                raise _callback_failed("a request refused with -32042", "elicitation/create", e)
             if not isinstance(answer, dict) or answer.get("action") != "accept":
                 return False
         return bool(elicitations)
@@ -4483,13 +4510,13 @@ class Client(object):
                    timeout: float | None = _DEFAULT, **kwargs: Any) -> _Json:
         """Get a prompt with its arguments filled in; returns the result dict (``messages``).
         Non-string argument values are sent as JSON text (prompt arguments are strings)."""
-        params = {"name": name}
+        params: _Json = {"name": name}
         if arguments is not None or kwargs:  # send what the caller gave, an empty dict included
             given = dict(arguments or {}, **kwargs)
             params["arguments"] = {k: v if isinstance(v, str) else _to_json(v) for k, v in given.items()}
         return self._session.request("prompts/get", params, _timeout_arg(timeout, _DEFAULT))
 
-    def complete(self, ref: str | _Json, argument: Tuple[str, str] | Mapping[str, str],
+    def complete(self, ref: str | _Json, argument: Tuple[str, str] | Dict[str, str],
                  context: Mapping[str, str] | None = None) -> List[str]:
         """Ask for completions of a prompt or resource-template argument.
 
@@ -4542,7 +4569,7 @@ class Client(object):
         session = self._session
         callback = callback if callback is not None else session.inbox.on_notification
         sub = Subscription(session, callback, tools, prompts, resources, resource_uris)
-        wanted = {"toolsListChanged": bool(tools), "promptsListChanged": bool(prompts),
+        wanted: _Json = {"toolsListChanged": bool(tools), "promptsListChanged": bool(prompts),
                   "resourcesListChanged": bool(resources)}
         if resource_uris:
             wanted["resourceSubscriptions"] = list(resource_uris)
