@@ -31,18 +31,25 @@ notifications, progress, logs and stderr lines run in order on
 ``mcp_min-events``; server requests on up to 8 ``mcp_min-answer`` threads (then
 queued on ``mcp_min-answers``), pings on ``mcp_min-ping``; cancellations we send
 without waiting go out on ``mcp_min-courier``.  A submitted call that became a
-task is followed on ``mcp_min-task-<id>``; ``mcp_min-deadlines`` cuts HTTP
-requests that outlive their deadline.
+task is followed on ``mcp_min-task-<id>``, a submitted request whose answer
+needs more round trips on ``mcp_min-settle-<id>``; ``mcp_min-deadlines`` cuts
+HTTP requests that outlive their deadline.  A Future's done callbacks run on
+``mcp_min-events``.
 
 Settling.  A ``Future`` is a one-slot mailbox: the routing thread puts the raw
 answer in it; ``result()`` takes it on the waiting thread and only there turns
 it into a value.  So the session's repeats (a new HTTP session after a 404, a
 fresh tools/list after -32020) and the input rounds of 2026-07-28 run on the
-caller's thread, never on a reader.  The slot is guarded by a latch (a lock
-held until the answer is in), not by ``queue.SimpleQueue``: on CPython 3.8 -
-3.12 a timed ``SimpleQueue.get`` can block forever when its timeout runs out
-between its two internal lock attempts (seen here: about once in a few
-thousand waits on a deadline about to pass), and a deadline must always hold.
+caller's thread, never on a reader.  ``done()`` means what it means in
+``concurrent.futures`` (``result()`` returns at once): an answer that needs such
+round trips makes a submitted Future done only after they ran on
+``mcp_min-settle-<id>``, since nobody may be waiting to run them.  A timeout of
+0 or less sends nothing: the Future is done at once with RequestTimeout.  The
+slot is guarded by a latch (a lock held until the Future is done), not by
+``queue.SimpleQueue``: on CPython 3.8 - 3.12 a timed ``SimpleQueue.get`` can
+block forever when its timeout runs out between its two internal lock attempts
+(seen here: about once in a few thousand waits on a deadline about to pass),
+and a deadline must always hold.
 
 Era policy.  ``protocol_version="auto"`` first asks ``server/discover``.  A
 result listing versions picks the newest common one; 2026-07-28 is stateless
