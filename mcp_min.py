@@ -656,7 +656,8 @@ class Future(object):
     def cancel(self, reason: str = "cancelled by the client") -> bool:
         """Withdraw the request: the server is told, ``result()`` raises RequestCancelled.
 
-        Returns False when the Future was already done.
+        Returns False when it is too late: the answer is in (and any follow-up of it
+        runs to its end).
         """
         return self._withdraw(self, RequestCancelled("%s %s" % (self.method, reason)))
 
@@ -781,13 +782,9 @@ class Future(object):
 
     def _wait(self, timeout=None):
         """Wait until done; the raw answer (a message dict, or the McpError that ended the request)."""
+        local = None if timeout is None else _timeout_arg(timeout)  # this wait only
         if self._state != _RUNNING:
             return self._answer
-        local = None
-        if timeout is not None:
-            if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or math.isnan(timeout):
-                raise ValueError("timeout must be a number of seconds or None, not %r" % (timeout,))
-            local = min(max(float(timeout), 0.0), LONGEST_WAIT)
         wait = _remaining(self._deadline)
         if local is not None and (wait is None or local < wait):
             if not self._take(local):
@@ -3650,15 +3647,18 @@ class _Session(object):
         raise McpError("%s still asked for input after %d rounds; giving up" % (fut.method, MAX_INPUT_ROUNDS))
 
     # -- lists -------------------------------------------------------------------
-    def list_all(self, method, key, refresh=False):
-        """Every page of a list, from the cache while the server's ttlMs allows."""
+    def list_all(self, method, key, refresh=False, timeout=_DEFAULT):
+        """Every page of a list, from the cache while the server's ttlMs allows.  ``timeout``
+        bounds all the pages (default: the client's timeout for each)."""
         if not refresh:
             cached = self.list_cache.get(method)
             if cached is not None:
                 return cached
+        deadline = None if timeout is _DEFAULT else _deadline_after(timeout)
         items, cursor, seen, ttl = [], None, set(), None
         for _ in range(MAX_PAGES):
-            result = self.request(method, {"cursor": cursor} if cursor is not None else None)
+            result = self.request(method, {"cursor": cursor} if cursor is not None else None,
+                                  timeout if timeout is _DEFAULT else _remaining(deadline))
             items.extend(_field(result, key, list, method, []))
             page_ttl = result.get("ttlMs")
             page_ttl = min(page_ttl, int(LONGEST_WAIT * 1000)) if type(page_ttl) is int and page_ttl > 0 else 0
@@ -3677,8 +3677,8 @@ class _Session(object):
         self.list_cache.put(method, items, ttl)
         return list(items)
 
-    def list_tools(self, refresh=False):
-        tools = self.list_all("tools/list", "tools", refresh)
+    def list_tools(self, refresh=False, timeout=_DEFAULT):
+        tools = self.list_all("tools/list", "tools", refresh, timeout)
         self.tasks.note_tools(tools)
         if self.modern and self.transport.carries_headers:
             table, kept = {}, []
@@ -4483,24 +4483,24 @@ class Client(object):
         return session.submit("tools/call", params, timeout, progress, finish, wait_here, keepalive=self,
                               intercept=None if wait_here else session.tasks.intercept)
 
-    def list_tools(self, refresh: bool = False) -> List[_Json]:
+    def list_tools(self, refresh: bool = False, *, timeout: float | None = _DEFAULT) -> List[_Json]:
         """All tools (every page).  Served from cache while the server's ``ttlMs`` allows,
-        unless ``refresh``.  Over HTTP with 2026-07-28, tools whose ``x-mcp-header``
+        unless ``refresh``; ``timeout`` bounds all the pages (default: the client's for each).  Over HTTP with 2026-07-28, tools whose ``x-mcp-header``
         markings are invalid are left out (with a warning), as the spec asks."""
-        return self._session.list_tools(refresh)
+        return self._session.list_tools(refresh, _timeout_arg(timeout, _DEFAULT))
 
     # -- resources and prompts ----------------------------------------------------
-    def list_resources(self, refresh: bool = False) -> List[_Json]:
+    def list_resources(self, refresh: bool = False, *, timeout: float | None = _DEFAULT) -> List[_Json]:
         """All resources (every page)."""
-        return self._session.list_all("resources/list", "resources", refresh)
+        return self._session.list_all("resources/list", "resources", refresh, _timeout_arg(timeout, _DEFAULT))
 
-    def list_resource_templates(self, refresh: bool = False) -> List[_Json]:
+    def list_resource_templates(self, refresh: bool = False, *, timeout: float | None = _DEFAULT) -> List[_Json]:
         """All resource templates (every page)."""
-        return self._session.list_all("resources/templates/list", "resourceTemplates", refresh)
+        return self._session.list_all("resources/templates/list", "resourceTemplates", refresh, _timeout_arg(timeout, _DEFAULT))
 
-    def list_prompts(self, refresh: bool = False) -> List[_Json]:
+    def list_prompts(self, refresh: bool = False, *, timeout: float | None = _DEFAULT) -> List[_Json]:
         """All prompts (every page)."""
-        return self._session.list_all("prompts/list", "prompts", refresh)
+        return self._session.list_all("prompts/list", "prompts", refresh, _timeout_arg(timeout, _DEFAULT))
 
     def read_resource(self, uri: str, *, timeout: float | None = _DEFAULT) -> _Json:
         """Read a resource; returns the result dict (its ``contents`` list holds the data).
@@ -4589,12 +4589,13 @@ class Client(object):
                            % (method, self._session.protocol_version, instead))
 
     # -- skills (the io.modelcontextprotocol/skills extension, SEP-2640) ----------
-    def list_skills(self, refresh: bool = False) -> List[_Json]:
+    def list_skills(self, refresh: bool = False, *, timeout: float | None = _DEFAULT) -> List[_Json]:
         """Every skill the server lists (all pages of ``skills/list``): entries with ``uri`` (of
         its SKILL.md), ``frontmatter`` and ``resources`` (its files, with ``size`` and
         ``digest``).  Reads no skill file.  McpError when the server lacks the extension."""
         self._need_skills()
-        return [e for e in self._session.list_all("skills/list", "skills", refresh) if isinstance(e, dict)]
+        return [e for e in self._session.list_all("skills/list", "skills", refresh, _timeout_arg(timeout, _DEFAULT))
+                if isinstance(e, dict)]
 
     def read_skill(self, skill: str | _Json, *, files: bool = True, timeout: float | None = _DEFAULT) -> _Json:
         """Load one skill, verified against its entry; nothing unverified is returned.

@@ -392,6 +392,10 @@ PER_METHOD = {
     "get_prompt": lambda c, t: c.get_prompt("p", timeout=t),
     "ping": lambda c, t: c.ping(timeout=t),
     "read_skill": lambda c, t: c.read_skill("s", timeout=t),
+    "list_tools": lambda c, t: c.list_tools(refresh=True, timeout=t),
+    "list_resources": lambda c, t: c.list_resources(refresh=True, timeout=t),
+    "list_resource_templates": lambda c, t: c.list_resource_templates(refresh=True, timeout=t),
+    "list_prompts": lambda c, t: c.list_prompts(refresh=True, timeout=t),
     "Task.status": lambda c, t: _task(c).status(timeout=t),
     "Task.result": lambda c, t: _task(c).result(timeout=t),
 }
