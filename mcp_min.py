@@ -32,10 +32,12 @@ notifications, progress, logs and stderr lines run in order on
 ``mcp_min-events``; server requests on up to 8 ``mcp_min-answer`` threads (then
 queued on ``mcp_min-answers``), pings on ``mcp_min-ping``; cancellations we send
 without waiting go out on ``mcp_min-courier``.  A submitted call that became a
-task is followed on ``mcp_min-task-<id>``; ``mcp_min-deadlines`` (one per
-process, alive while an HTTP client is open or a request is watched) cuts HTTP
-requests that outlive their deadline.  close() waits for the threads of its
-client, so none is left once it returns.
+task is followed on ``mcp_min-task-<id>``, a submitted request whose answer
+needs more round trips on ``mcp_min-settle-<id>``; ``mcp_min-deadlines`` (one
+per process, alive while an HTTP client is open or a request is watched) cuts
+HTTP requests that outlive their deadline.  A Future's done callbacks run on
+``mcp_min-events``.  close() waits for the threads of its client, so none is
+left once it returns.
 
 Settling.  A ``Future`` is a one-slot mailbox: the routing thread puts the raw
 answer in it; ``result()`` takes it on the waiting thread and only there turns
@@ -44,11 +46,16 @@ one was found gone, a fresh tools/list after -32020) and the input rounds of
 2026-07-28 run on the caller's thread, never on a reader.  The value is what the
 request's ``finish(future, result)`` makes of the result; a tool call's
 (``_Tasks.finish``) follows the task the result may announce, so settling
-itself knows nothing of tasks.  The slot is guarded by a latch (a lock
-held until the answer is in), not by ``queue.SimpleQueue``: on CPython 3.8 -
-3.12 a timed ``SimpleQueue.get`` can block forever when its timeout runs out
-between its two internal lock attempts (seen here: about once in a few
-thousand waits on a deadline about to pass), and a deadline must always hold.
+itself knows nothing of tasks.  ``done()`` means what it means in
+``concurrent.futures`` (``result()`` returns at once): an answer that needs such
+round trips makes a submitted Future done only after they ran on
+``mcp_min-settle-<id>``, since nobody may be waiting to run them.  A timeout of
+0 or less sends nothing: the Future is done at once with RequestTimeout.  The
+slot is guarded by a latch (a lock held until the Future is done), not by
+``queue.SimpleQueue``: on CPython 3.8 - 3.12 a timed ``SimpleQueue.get`` can
+block forever when its timeout runs out between its two internal lock attempts
+(seen here: about once in a few thousand waits on a deadline about to pass),
+and a deadline must always hold.
 The deadline wins (``_in_time``): whatever is routed to a request after its
 deadline -- a result, an error a server sends the moment its request is cut or
 cancelled, an HTTP error status -- settles it as RequestTimeout; an answer routed
@@ -82,14 +89,7 @@ a deadline thread that cuts a connection whose request outlived its deadline,
 byte trickles included.
 """
 
-import sys
-
-if sys.version_info < (3, 8):  # the rest of the file still parses on 3.6, so this can say it plainly
-    _MESSAGE = "mcp_min needs Python 3.8 or newer; this is Python %d.%d" % sys.version_info[:2]
-    if __name__ == "__main__":
-        sys.stderr.write(_MESSAGE + "\n")
-        sys.exit(2)
-    raise ImportError(_MESSAGE)
+from __future__ import annotations  # annotations stay text: nothing from typing is imported at run time
 
 import base64
 import collections
@@ -99,6 +99,7 @@ import logging
 import math
 import os
 import re
+import sys
 import threading
 import time
 import weakref
@@ -111,6 +112,19 @@ except ImportError:  # interpreters without the C module
     from queue import SimpleQueue
 
 __version__ = "0.2.0"
+
+TYPE_CHECKING = False  # type checkers take this name as True (as typing.TYPE_CHECKING), the interpreter never
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+
+    _Json = Dict[str, Any]  # a JSON object: params, results, capabilities
+    _Progress = Callable[[Any, Any, Any], object]  # f(progress, total, message)
+
+
+# Python 3.6 and 3.7 cannot compile this file.  The first line they stop at is the next one, so it is
+# the line their SyntaxError shows:
+def _python_3_8_or_newer(_=None, /):  # SyntaxError here? mcp_min needs Python 3.8 or newer.
+    """Positional-only parameters (``/``, as in ``Client.call``) are Python 3.8 syntax."""
 
 __all__ = [
     "Client", "Future", "Subscription", "McpError", "RequestError", "ResourceNotFound",
@@ -223,7 +237,7 @@ class McpError(Exception):
     ``multiprocessing`` and ``concurrent.futures`` process pools intact).
     """
 
-    def __reduce__(self):
+    def __reduce__(self) -> Any:
         # The default rebuilds an exception from ``args`` alone, which fails for
         # subclasses whose __init__ takes other arguments; restore the object instead.
         return _rebuild_error, (type(self), self.args), self.__dict__
@@ -242,7 +256,7 @@ class RequestError(McpError):
     ``method`` (the request's method).
     """
 
-    def __init__(self, code, message, data=None, method=None):
+    def __init__(self, code: int, message: str, data: Any = None, method: str | None = None) -> None:
         self.code, self.message, self.data, self.method = code, message, data, method
         text = "%s (code %s)" % (message, code)
         if method:
@@ -264,7 +278,7 @@ class UrlElicitationRequired(RequestError):
     for each and repeats the request once instead of raising this.
     """
 
-    def __init__(self, code, message, data=None, method=None):
+    def __init__(self, code: int, message: str, data: Any = None, method: str | None = None) -> None:
         RequestError.__init__(self, code, message, data, method)
         found = data.get("elicitations") if isinstance(data, dict) else None
         self.elicitations = [e for e in found if isinstance(e, dict)] if isinstance(found, list) else []
@@ -273,7 +287,7 @@ class UrlElicitationRequired(RequestError):
 class ToolError(McpError):
     """A tool ran and reported failure (``isError: true``); ``.result`` is the raw result."""
 
-    def __init__(self, message, result):
+    def __init__(self, message: str, result: _Json) -> None:
         McpError.__init__(self, message)
         self.result = result
 
@@ -300,7 +314,8 @@ class ConnectionClosed(McpError):
     ``stderr`` the last lines it wrote to stderr.
     """
 
-    def __init__(self, message, returncode=None, stderr=(), detail=""):
+    def __init__(self, message: str, returncode: int | None = None, stderr: Iterable[str] = (),
+                 detail: str = "") -> None:
         McpError.__init__(self, message + detail)
         self.returncode = returncode
         self.stderr = list(stderr)
@@ -322,7 +337,7 @@ class HttpError(McpError):
     Attributes: ``url``, ``status`` (int), ``body`` (the first part of the body, str).
     """
 
-    def __init__(self, url, status, body="", reason=""):
+    def __init__(self, url: str, status: int, body: str = "", reason: str = "") -> None:
         self.url, self.status, self.body = url, status, body
         text = "HTTP %s %sfrom %s" % (status, reason + " " if reason else "", url)
         if body:
@@ -338,7 +353,7 @@ class AuthRequired(HttpError):
     metadata), ``scope``, ``error``, ``error_description``.
     """
 
-    def __init__(self, url, status, body, challenge):
+    def __init__(self, url: str, status: int, body: str, challenge: Dict[str, str]) -> None:
         HttpError.__init__(self, url, status, body)
         self.challenge = challenge
         self.resource_metadata = challenge.get("resource_metadata")
@@ -359,7 +374,7 @@ class AuthError(McpError):
     ``error`` and ``error_description`` hold the authorization server's error, if any.
     """
 
-    def __init__(self, message, error=None, error_description=None):
+    def __init__(self, message: str, error: str | None = None, error_description: str | None = None) -> None:
         McpError.__init__(self, message)
         self.error, self.error_description = error, error_description
 
@@ -373,7 +388,8 @@ class SkillVerificationError(McpError):
     ``actual`` where that applies (for ``"frontmatter"``, dicts of the fields that differ).
     """
 
-    def __init__(self, skill, uri, problem, detail, expected=None, actual=None):
+    def __init__(self, skill: str | None, uri: str | None, problem: str, detail: str, expected: Any = None,
+                 actual: Any = None) -> None:
         self.skill, self.uri, self.problem, self.detail = skill, uri, problem, detail
         self.expected, self.actual = expected, actual
         text = "%s: %s" % (uri or skill or "skill entry", detail)
@@ -524,20 +540,37 @@ def _trace(direction, msg):
 # -- deadlines ---------------------------------------------------------------
 # A deadline is a time.monotonic() value, or None for "no deadline".
 
-_DEFAULT = object()  # "the caller gave no timeout": use the client's
+
+class _Default(object):
+    """The type of ``DEFAULT``: "the caller gave no timeout", so the client's applies."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return "DEFAULT"
+
+    def __reduce__(self):
+        return "_DEFAULT"
+
+
+_DEFAULT: Any = _Default()  # ``timeout=DEFAULT`` in signatures; typed Any so ``timeout: float | None = _DEFAULT``
 
 
 def _timeout_arg(value, default=None, name="timeout"):
-    """Check a timeout argument.  Returns seconds, or None for no deadline.
+    """Check a timeout argument.  Returns seconds (0.0: no time left), or None for no deadline.
 
-    Omitted (``_DEFAULT``) -> ``default``; ``None`` or infinity -> None; a positive
-    finite number -> itself, at most LONGEST_WAIT; anything else -> ValueError."""
+    Python's conventions (as ``threading``, ``queue`` and ``concurrent.futures``): omitted
+    (``_DEFAULT``) -> ``default``; ``None`` or infinity -> None; 0 or less (a deadline already
+    passed, as in ``deadline - now``) -> 0.0; a positive number -> itself, at most LONGEST_WAIT;
+    NaN, a bool or a non-number -> ValueError."""
     if value is _DEFAULT:
         return default
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value) or value <= 0:
-        raise ValueError("%s must be a positive number of seconds or None, not %r" % (name, value))
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
+        raise ValueError("%s must be a number of seconds or None, not %r" % (name, value))
+    if value <= 0:
+        return 0.0
     return None if math.isinf(value) else min(float(value), LONGEST_WAIT)
 
 
@@ -574,71 +607,115 @@ if hasattr(os, "register_at_fork"):
 
 # -- futures -------------------------------------------------------------------
 
-class Future(object):
-    """The pending answer to one request, as returned by ``Client.submit``.
+# concurrent.futures' own names for the states its wait() and as_completed() read.
+_RUNNING, _FINISHED, _CANCELLED = "RUNNING", "FINISHED", "CANCELLED_AND_NOTIFIED"
 
-    ``result(timeout)`` waits for it; ``done()`` tells whether it is there;
-    ``cancel()`` withdraws the request (the server is told).
+
+def _settles_at_once(answer):
+    """Whether ``_Session._settle`` can make an outcome of this raw answer without another
+    round trip.  Not for: a forgotten HTTP session (404), a -32020 or -32042 error (the
+    request is repeated), a result asking for input or naming a task.  Conservative: a
+    False only costs a submitted call a thread to settle on (tests/test_api.py checks both
+    agree)."""
+    if type(answer) is not dict:
+        return not isinstance(answer, _SessionExpired)
+    result = answer.get("result")
+    if type(result) is dict:
+        return result.get("resultType", "complete") == "complete" and "task" not in result
+    error = answer.get("error")
+    return not (type(error) is dict and error.get("code") in (HEADER_MISMATCH, URL_ELICITATION_REQUIRED))
+
+
+class Future(object):
+    """The pending outcome of one request, as returned by ``Client.submit`` and
+    ``Client.submit_request``.
+
+    It speaks the ``concurrent.futures.Future`` protocol: ``result(timeout)``,
+    ``exception(timeout)``, ``done()``, ``running()``, ``cancelled()``, ``cancel()``
+    and ``add_done_callback(fn)``, and works with ``concurrent.futures.wait()`` and
+    ``as_completed()``.  ``done()`` means what it means there: ``result()`` returns at
+    once.  So an answer that needs more round trips first (a new HTTP session, a fresh
+    tools/list, input rounds, a task) is followed up on a thread of its own before
+    the Future is done.  Differences: ``cancel()`` works while the server runs the
+    request (the server is told; ``result()`` then raises RequestCancelled), so
+    ``running()`` means "sent and not done"; a failed or cancelled request raises
+    its McpError from ``result()`` and ``exception()`` returns it.
+
+    Done callbacks run on the client's ``mcp_min-events`` thread, in order with
+    notifications and progress (never on a thread that reads from the server), also
+    when the Future was already done; after ``close()``, on the thread that adds them.
     """
 
-    __slots__ = ("id", "method", "params", "timeout", "deadline", "progress", "finish", "cancellable", "intercept",
-                 "_arrived", "_answer", "_outcome", "_settling", "_settle", "_withdraw", "_keepalive", "__weakref__")
+    id: int
+    method: str
+    __slots__ = ("id", "method", "_params", "_timeout", "_deadline", "_progress", "_finish", "_cancellable",
+                 "_intercept", "_background", "_post", "_arrived", "_answer", "_outcome", "_settling", "_settle",
+                 "_withdraw", "_keepalive", "_storing", "_condition", "_state", "_waiters", "_callbacks",
+                 "__weakref__")
 
     def __init__(self, request_id, method, params, timeout, progress, settle, withdraw, finish=None,
-                 cancellable=True):
+                 cancellable=True, background=False, post=None):
         self.id = request_id
         self.method = method
-        self.params = params
-        self.timeout = timeout  # seconds or None, for messages
-        self.deadline = _deadline_after(timeout)
-        self.progress = progress
-        self.finish = finish  # (future, result dict) -> the caller's value (None: the dict itself)
-        self.cancellable = cancellable  # initialize and the discovery probe must not be cancelled
-        self.intercept = None  # (future, answer) -> True when it takes the answer over (see _Dispatcher)
+        self._params = params
+        self._timeout = timeout  # seconds or None, for messages
+        self._deadline = _deadline_after(timeout)
+        self._progress = progress
+        self._finish = finish  # (future, result dict) -> the caller's value (None: the dict itself)
+        self._cancellable = cancellable  # initialize and the discovery probe must not be cancelled
+        self._intercept = None  # (future, answer) -> True when it takes the answer over (see _Dispatcher)
+        self._background = background  # nobody waits on it yet: follow-up round trips run on their own thread
+        self._post = post  # (fn, *args) -> True once queued on mcp_min-events (None: run callbacks here)
         self._answer = None  # the one slot: the answer message, or the McpError that ended the request
-        self._arrived = threading.Lock()  # the latch: held until the answer is in the slot
+        self._arrived = threading.Lock()  # the latch: held until the Future is done
         self._arrived.acquire()
         self._outcome = None  # (value, error) once settled
         self._settling = threading.Lock()  # several threads may wait; one settles
+        self._storing = threading.Lock()  # the first outcome stored stays (see _store)
         self._settle = settle  # (future, answer) -> value, on the waiting thread; may block (input rounds)
         self._withdraw = withdraw  # (future, error) -> True once it ended the request with ``error``
         self._keepalive = None  # the Client, while this is pending (a one-liner's client lives on)
+        # concurrent.futures.wait() and as_completed() take _condition (they only acquire and
+        # release it, and may call exception() while they hold it: so it is reentrant), read
+        # _state and add themselves to _waiters.
+        self._condition = threading.RLock()
+        self._state = _RUNNING
+        self._waiters = []
+        self._callbacks = []
 
-    def _put(self, answer):
-        # By whoever removed this future from the pending map: exactly once (a second answer
-        # would be a bug elsewhere; it is ignored rather than raising on a reader thread).
-        if self._answer is None:
-            self._answer = answer
-            self._arrived.release()
+    def __repr__(self):
+        return "<mcp_min.Future %s %s %s>" % (self.id, self.method, self._state.lower())
 
-    def done(self):
-        """True once the answer (or a failure) has arrived."""
-        return self._answer is not None
+    # -- the concurrent.futures protocol --------------------------------------------
+    def done(self) -> bool:
+        """True once the outcome is known: ``result()`` returns (or raises) at once."""
+        return self._state != _RUNNING
 
-    def cancel(self, reason="cancelled by the client"):
+    def running(self) -> bool:
+        """True while the request is out and not done (it can still be cancelled)."""
+        return self._state == _RUNNING
+
+    def cancelled(self) -> bool:
+        """True when the request ended by a cancellation (``cancel()``, or a task the server cancelled)."""
+        return self._state == _CANCELLED
+
+    def cancel(self, reason: str = "cancelled by the client") -> bool:
         """Withdraw the request: the server is told, ``result()`` raises RequestCancelled.
 
-        Returns False when the answer had already arrived.
+        Returns False when it is too late: the answer is in (and any follow-up of it
+        runs to its end).
         """
         return self._withdraw(self, RequestCancelled("%s %s" % (self.method, reason)))
 
-    def result(self, timeout=None):
-        """Wait for the answer and return the value.
+    def result(self, timeout: float | None = None) -> Any:
+        """Wait for the outcome and return the value (or raise the request's McpError).
 
         The request's own deadline (the client's or the call's ``timeout``) always
         applies; when it passes, the request is cancelled and RequestTimeout
-        raised.  A smaller ``timeout`` here only limits this wait.
+        raised.  A smaller ``timeout`` here only limits this wait (RequestTimeout,
+        the request goes on); 0 or less looks without waiting.
         """
-        if self._outcome is None:
-            answer = self._wait(timeout)
-            with self._settling:
-                if self._outcome is None:
-                    try:
-                        self._outcome = (self._settle(self, answer), None)
-                    except McpError as e:
-                        self._outcome = (None, e.with_traceback(None))  # see below
-                    self._keepalive = None
-        value, error = self._outcome
+        value, error = self._outcome or self._settled(self._wait(timeout))
         if error is not None:
             try:
                 raise error
@@ -646,38 +723,136 @@ class Future(object):
                 # A stored error's traceback must not hold this Future (or, through frames, the
                 # Client that made it): such a cycle keeps a dropped client's server alive until
                 # the garbage collector happens to run.
-                self = error = answer = None
+                del self, error
         return value
 
-    def _wait(self, timeout=None):
-        """Wait for the raw answer (a message dict, or the McpError that ended the request)."""
-        if self._answer is not None:
-            return self._answer
-        local = None
-        if timeout is not None:
-            if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or math.isnan(timeout):
-                raise ValueError("timeout must be a number of seconds or None, not %r" % (timeout,))
-            local = min(max(float(timeout), 0.0), LONGEST_WAIT)
-        wait = _remaining(self.deadline)
-        if local is not None and (wait is None or local < wait):
-            answer = self._take(local)
-            if answer is None:
-                raise RequestTimeout("no answer to %s within %.3g s (still waiting)" % (self.method, local))
-            return answer
-        answer = self._take(wait)
-        if answer is not None:
-            return answer
-        self._withdraw(self, RequestTimeout("no answer to %s within %.3g s%s" % (
-            self.method, self.timeout, "; request cancelled" if self.cancellable else "")))
-        return self._take(None)  # ours, or the answer that won the race
+    def exception(self, timeout: float | None = None) -> McpError | None:
+        """Wait like ``result()``; return the request's McpError, or None when it succeeded."""
+        return (self._outcome or self._settled(self._wait(timeout)))[1]
 
-    def _take(self, wait):
-        """The answer once it is in, or None when ``wait`` seconds (None: no limit) pass first."""
-        if not self._arrived.acquire(True, -1 if wait is None else wait):
-            return None
-        self._arrived.release()  # the latch stays open for every other waiter
+    def add_done_callback(self, fn: Callable[[Future], object]) -> None:
+        """Call ``fn(future)`` once the Future is done (see the class docstring for the thread)."""
+        with self._condition:
+            if self._state == _RUNNING:
+                self._callbacks.append(fn)
+                return
+        self._call_back([fn])
+
+    # -- settling (the client's side) -------------------------------------------------
+    def _put(self, answer):
+        # By whoever removed this future from the pending map: exactly once (a second answer
+        # would be a bug elsewhere; it is ignored rather than raising on a reader thread).
+        if self._answer is not None:
+            return
+        self._answer = answer
+        if self._background and not _settles_at_once(answer):
+            # The round trips must not run on the routing thread (and nobody may be waiting).
+            thread = threading.Thread(target=self._settle_here, name="mcp_min-settle-%s" % self.id, daemon=True)
+            try:
+                thread.start()
+                return
+            except RuntimeError as e:
+                self._store((None, ConnectionClosed("cannot start a thread to settle %s (%s)" % (self.method, e))))
+        self._mark_done()
+
+    def _settle_here(self):
+        self._settled(self._answer)
+        self._mark_done()
+
+    def _settled(self, answer):
+        """The outcome (value, error), settling the answer first on this thread if nobody has."""
+        if self._outcome is None:  # (the deadline may have ended it while another thread settles)
+            with self._settling:
+                if self._outcome is None:
+                    self._store(self._settled_now(answer))
+        return self._outcome
+
+    def _settled_now(self, answer):
+        try:
+            return self._settle(self, answer), None
+        except McpError as e:
+            return None, e.with_traceback(None)  # see result()
+        except Exception as e:  # a bug: still an outcome, so every waiter ends
+            _log.exception("settling the answer to %s failed", self.method)
+            return None, McpError("settling the answer to %s failed: %r" % (self.method, e))
+
+    def _store(self, outcome):
+        # Not under _condition: a concurrent.futures.wait() may hold that while it waits for us.
+        with self._storing:
+            if self._outcome is None:
+                self._outcome = outcome
+                self._keepalive = None
+
+    def _mark_done(self):
+        """Open the latch, tell concurrent.futures' waiters, queue the done callbacks: once."""
+        with self._condition:
+            if self._state != _RUNNING:
+                return
+            self._state = _CANCELLED if isinstance(self._answer, RequestCancelled) else _FINISHED
+            self._arrived.release()
+            if self._waiters:  # (they take no lock of ours and run no user code)
+                kind = "add_cancelled" if self._state == _CANCELLED else \
+                    "add_exception" if self._failed() else "add_result"
+                for waiter in self._waiters:
+                    getattr(waiter, kind)(self)
+            callbacks, self._callbacks = self._callbacks, []
+        if callbacks:
+            self._call_back(callbacks)
+
+    def _failed(self):
+        """Whether the outcome is an error, told from the answer when it is not settled yet."""
+        if self._outcome is not None:
+            return self._outcome[1] is not None
+        answer = self._answer
+        if type(answer) is not dict:
+            return True
+        result = answer.get("result")
+        return type(result) is not dict or bool(result.get("isError")) and self._finish is not None
+
+    def _call_back(self, callbacks):
+        if self._post is None or not self._post(self._run_callbacks, callbacks):
+            self._run_callbacks(callbacks)
+
+    def _run_callbacks(self, callbacks):
+        if self._outcome is None:
+            # Settled here first, without waiting for a thread that may be settling it: that
+            # one may be waiting for this thread (mcp_min-events) to run the progress callbacks
+            # queued before the answer.  A done answer settles without round trips, so a second
+            # settling is only a little work, and the first outcome stored stays.
+            self._store(self._settled_now(self._answer))
+        for fn in callbacks:
+            try:
+                fn(self)
+            except Exception:
+                _log.exception("done callback %r of %s failed", fn, self.method)
+
+    def _wait(self, timeout=None):
+        """Wait until done; the raw answer (a message dict, or the McpError that ended the request)."""
+        local = None if timeout is None else _timeout_arg(timeout)  # this wait only
+        if self._state != _RUNNING:
+            return self._answer
+        wait = _remaining(self._deadline)
+        if local is not None and (wait is None or local < wait):
+            if not self._take(local):
+                raise RequestTimeout("no answer to %s within %.3g s (still waiting)" % (self.method, local))
+            return self._answer
+        if self._take(wait):
+            return self._answer
+        error = RequestTimeout("no answer to %s within %.3g s%s" % (
+            self.method, self._timeout, "; request cancelled" if self._cancellable else ""))
+        if not self._withdraw(self, error) and not self._take(0):
+            # The answer came and is being followed up on another thread: the deadline still wins.
+            self._store((None, error))
+            self._mark_done()
+        self._take(None)  # ours, or the answer that won the race
         return self._answer
 
+    def _take(self, wait):
+        """True once the Future is done, False when ``wait`` seconds (None: no limit) pass first."""
+        if not self._arrived.acquire(True, -1 if wait is None else wait):
+            return False
+        self._arrived.release()  # the latch stays open for every other waiter
+        return True
 
 
 # -- routing -------------------------------------------------------------------
@@ -692,8 +867,8 @@ def _in_time(fut, answer):
     The loss of the whole connection (ConnectionClosed: the server exited or stopped
     reading) is no answer and stays what it is: every later call raises it too, and it
     carries the exit code and stderr that say why."""
-    if fut.deadline is not None and time.monotonic() >= fut.deadline and not isinstance(answer, ConnectionClosed):
-        return RequestTimeout("no answer to %s within %.3g s (what came, came later)" % (fut.method, fut.timeout))
+    if fut._deadline is not None and time.monotonic() >= fut._deadline and not isinstance(answer, ConnectionClosed):
+        return RequestTimeout("no answer to %s within %.3g s (what came, came later)" % (fut.method, fut._timeout))
     return answer
 
 
@@ -803,7 +978,7 @@ class _Dispatcher(object):
             fut = self._pending.pop(rid, None)
             ended = self._subscriptions.pop(rid, None) if fut is not None and self._subscriptions else None
         if fut is not None:
-            if fut.intercept is None or not self._intercepted(fut, msg):
+            if fut._intercept is None or not self._intercepted(fut, msg):
                 fut._put(_in_time(fut, msg))
             if ended is not None:  # the server ended a listen
                 ended._end(_error_from(msg, "subscriptions/listen") if "error" in msg else None)
@@ -815,7 +990,7 @@ class _Dispatcher(object):
     @staticmethod
     def _intercepted(fut, msg):
         try:
-            return fut.intercept(fut, msg)
+            return fut._intercept(fut, msg)
         except Exception:  # a bug there must not lose the answer
             _log.exception("error looking at the answer to %s", fut.method)
             return False
@@ -2680,7 +2855,7 @@ class _Transport(object):
         close(): bounded, idempotent, any thread; does nothing in a forked child.
     """
 
-    kind = None
+    kind: str | None = None
     name = "the server"
     carries_headers = False
     stderr_tail = ()
@@ -4299,15 +4474,16 @@ class _Worker(object):
         self._stopped = False
 
     def put(self, fn, *args):
+        """Queue ``fn(*args)``; False when it was dropped (stopped, flooded, no thread)."""
         if self._stopped:
-            return
+            return False
         if self._queue.qsize() >= MAX_QUEUED_CALLBACKS:
             # A server flooding us while a callback is slow must not eat all memory.
             if not self._dropping:
                 _log.warning("callbacks are %d behind; dropping server messages until they catch up",
                              MAX_QUEUED_CALLBACKS)
             self._dropping = True
-            return
+            return False
         self._dropping = False
         if self._thread is None:
             with self._lock:
@@ -4316,8 +4492,9 @@ class _Worker(object):
                         self._thread = _start_thread(self._run, self._name, what="run callbacks")
                     except ConnectionClosed as e:
                         _log.warning("dropped a server message: %s", e)
-                        return
+                        return False
         self._queue.put((fn, args))
+        return True
 
     def _run(self):
         get = self._queue.get
@@ -4346,6 +4523,14 @@ class _Worker(object):
             self._queue.put(None)
             if self._thread is not threading.current_thread():
                 self._thread.join(CLOSE_GRACE)
+
+
+def _callback_failed(asking, method, error):
+    """A callback that raised while answering ``method`` for a request: in both eras the request
+    fails with an McpError that says so, with the text a handshake-era server is sent (and
+    usually reports back: "RuntimeError: boom"), never with the callback's own exception."""
+    return McpError("%s needs %s input, and the client's callback for it raised %s: %s"
+                    % (asking, method, type(error).__name__, error))
 
 
 _SUBSCRIPTION_ID = _META_PREFIX + "subscriptionId"
@@ -4492,6 +4677,8 @@ class _Inbox(object):
         except RequestError as e:
             raise McpError("%s needs %s input, which this client cannot give: %s"
                            % (asking, ask.get("method"), e.message))
+        except Exception as e:  # a callback of the user's raised
+            raise _callback_failed(asking, ask.get("method"), e)
 
     def visit_urls(self, elicitations):
         """-32042: the user visits each URL (through url_elicitation); True when they agreed to all."""
@@ -4500,6 +4687,8 @@ class _Inbox(object):
                 answer = self.serve("elicitation/create", dict(ask, mode="url"))
             except RequestError:
                 return False
+            except Exception as e:
+                raise _callback_failed("a request refused with -32042", "elicitation/create", e)
             if not isinstance(answer, dict) or answer.get("action") != "accept":
                 return False
         return bool(elicitations)
@@ -4514,8 +4703,8 @@ class _Inbox(object):
     def _notification(self, method, params):
         if method == "notifications/progress":
             fut = self.dispatcher.pending(params.get("progressToken"))
-            if fut is not None and fut.progress is not None:
-                self.events.put(fut.progress, params.get("progress"), params.get("total"), params.get("message"))
+            if fut is not None and fut._progress is not None:
+                self.events.put(fut._progress, params.get("progress"), params.get("total"), params.get("message"))
             elif fut is None:
                 self._tasks.progress(params)
             return
@@ -4672,12 +4861,13 @@ class _Session(object):
     """
 
     def __init__(self, make_transport, timeout=DEFAULT_TIMEOUT, protocol_version="auto",
-                 probe_timeout=PROBE_TIMEOUT, client_info=None, **callbacks):
+                 probe_timeout=PROBE_TIMEOUT, client_info=None, request_timeout=_DEFAULT, **callbacks):
         if protocol_version != "auto" and protocol_version not in SUPPORTED_VERSIONS:
             raise ValueError("protocol_version must be 'auto' or one of %s, not %r"
                              % (", ".join(SUPPORTED_VERSIONS), protocol_version))
         self._make_transport = make_transport
-        self.timeout = timeout
+        self.timeout = timeout  # bounds connecting, writes, closing: always a number
+        self.request_timeout = timeout if request_timeout is _DEFAULT else request_timeout  # None: no deadline
         self.wanted_version = protocol_version
         self.probe_timeout = probe_timeout
         self.client_info = dict(client_info or _CLIENT_INFO)
@@ -4858,14 +5048,17 @@ class _Session(object):
         msg = _request(rid, method, params)
         era = self.era
         data = era.encode(msg)  # ValueError for what JSON cannot carry, before anything is pending
-        fut = Future(rid, method, params, self.timeout if timeout is _DEFAULT else timeout, progress,
-                     self._settle, self._withdraw, finish, cancellable)
-        fut._keepalive, fut.intercept = keepalive, intercept
+        fut = Future(rid, method, params, self.request_timeout if timeout is _DEFAULT else timeout, progress,
+                     self._settle, self._withdraw, finish, cancellable, not wait_here, self.inbox.events.put)
+        if fut._timeout == 0:  # no time left (Python's convention for 0 and less): nothing is sent
+            fut._put(RequestTimeout("no time left for %s (timeout 0): not sent" % method))
+            return fut
+        fut._keepalive, fut._intercept = keepalive, intercept
         self.dispatcher.add(fut, subscription)
         if _log.isEnabledFor(logging.DEBUG):
             _trace("->", data)
         try:
-            self.transport.send(msg, data, fut.deadline, wait_here, era.param_headers(params) if (
+            self.transport.send(msg, data, fut._deadline, wait_here, era.param_headers(params) if (
                 method == "tools/call" and self.transport.carries_headers) else None)
         except Exception as e:  # whatever went wrong, the future is settled
             self.dispatcher.fail(rid, e if isinstance(e, McpError) else ConnectionClosed(
@@ -4912,7 +5105,7 @@ class _Session(object):
             return task is not None and task._abandon(error)
         fut._keepalive = None
         try:
-            if not self.transport.cancel(fut.id) and fut.cancellable and not self._closed \
+            if not self.transport.cancel(fut.id) and fut._cancellable and not self._closed \
                     and self.dispatcher.error is None:
                 # Sent from a worker: the caller's deadline is now, not after one more round trip.
                 self.inbox.courier.put(self._tell_cancelled, fut.id, str(error))
@@ -4930,20 +5123,20 @@ class _Session(object):
 
     def _settle(self, fut, answer):
         """The value of a request's answer, after the one repeat the protocol may ask for;
-        ``fut.finish(fut, result)`` makes the caller's value of the result dict."""
-        if fut.progress is not None:  # progress sent before the answer is seen before it
-            self.inbox.events.drain(fut.deadline)
+        ``fut._finish(fut, result)`` makes the caller's value of the result dict."""
+        if fut._progress is not None:  # progress sent before the answer is seen before it
+            self.inbox.events.drain(fut._deadline)
         if type(answer) is not dict or "result" not in answer:
             answer = self._repeat_if_asked(fut, answer)
         result = _result_of(fut.method, answer)
         if self.era.modern and result.get("resultType", "complete") != "complete":
             result = self._complete(fut, result)
-        if fut.finish is None:
+        if fut._finish is None:
             if fut.method == "tools/call" and "task" not in result and result.get("resultType") != "task":
-                self._check_output(fut.params.get("name"), result)  # a raw tools/call request
+                self._check_output(fut._params.get("name"), result)  # a raw tools/call request
             return result
         try:
-            return fut.finish(fut, result)  # (a tool call's: following its task, see _Tasks.finish)
+            return fut._finish(fut, result)  # (a tool call's: following its task, see _Tasks.finish)
         except McpError:
             raise
         except Exception as e:  # the server's result did not have the shape we rely on
@@ -4981,8 +5174,8 @@ class _Session(object):
         deadline; returns the new raw answer (a repeat is not repeated)."""
         try:
             prepare()
-            again = self.submit(fut.method, fut.params if params is None else params, _remaining(fut.deadline),
-                                fut.progress, wait_here=True, cancellable=fut.cancellable)
+            again = self.submit(fut.method, fut._params if params is None else params, _remaining(fut._deadline),
+                                fut._progress, wait_here=True, cancellable=fut._cancellable)
         except McpError as e:
             return e
         return again._wait()
@@ -4997,7 +5190,7 @@ class _Session(object):
                 raise McpError("%s answered with resultType %r, which mcp_min does not know"
                                % (fut.method, _shorten(kind, 100) if isinstance(kind, str) else kind))
             asked = _field(result, "inputRequests", dict, fut.method, {})
-            params = dict(fut.params or ())
+            params = dict(fut._params or ())
             params.pop("inputResponses", None)
             params.pop("requestState", None)
             if asked:
@@ -5008,15 +5201,18 @@ class _Session(object):
         raise McpError("%s still asked for input after %d rounds; giving up" % (fut.method, MAX_INPUT_ROUNDS))
 
     # -- lists -------------------------------------------------------------------
-    def list_all(self, method, key, refresh=False):
-        """Every page of a list, from the cache while the server's ttlMs allows."""
+    def list_all(self, method, key, refresh=False, timeout=_DEFAULT):
+        """Every page of a list, from the cache while the server's ttlMs allows.  ``timeout``
+        bounds all the pages (default: the client's timeout for each)."""
         if not refresh:
             cached = self.list_cache.get(method)
             if cached is not None:
                 return cached
+        deadline = None if timeout is _DEFAULT else _deadline_after(timeout)
         items, cursor, seen, ttl = [], None, set(), None
         for _ in range(MAX_PAGES):
-            result = self.request(method, {"cursor": cursor} if cursor is not None else None)
+            result = self.request(method, {"cursor": cursor} if cursor is not None else None,
+                                  timeout if timeout is _DEFAULT else _remaining(deadline))
             items.extend(_field(result, key, list, method, []))
             page_ttl = result.get("ttlMs")
             page_ttl = min(page_ttl, int(LONGEST_WAIT * 1000)) if type(page_ttl) is int and page_ttl > 0 else 0
@@ -5035,8 +5231,8 @@ class _Session(object):
         self.list_cache.put(method, items, ttl)
         return list(items)
 
-    def list_tools(self, refresh=False):
-        tools = self.list_all("tools/list", "tools", refresh)
+    def list_tools(self, refresh=False, timeout=_DEFAULT):
+        tools = self.list_all("tools/list", "tools", refresh, timeout)
         self.tasks.note_tools(tools)
         cache = self.list_cache
         cache.tool_checks = _tool_checks(tools, self.inbox.validate, cache.tool_checks)
@@ -5161,15 +5357,15 @@ class _Tasks(object):
             state = {k: v for k, v in result.items() if k not in ("resultType", "_meta")}
         else:
             state = result.get("task")
-            if "task" not in (fut.params or ()) or not isinstance(state, dict):
+            if "task" not in (fut._params or ()) or not isinstance(state, dict):
                 return None
         if not isinstance(state.get("taskId"), str) or not isinstance(state.get("status"), str):
             raise McpError("%s answered with resultType 'task' but no valid task (taskId, status): %s"
                            % (fut.method, _shorten(_dumps_for_humans(result), 200)))
-        task = Task(self._session, state["taskId"], state, fut.progress)
+        task = Task(self._session, state["taskId"], state, fut._progress)
         with self._lock:
             self._by_future[fut] = task
-            if fut.progress is not None and not self._session.modern:
+            if fut._progress is not None and not self._session.modern:
                 self._tokens[fut.id] = task  # 2025-11-25: progress keeps using the call's token
         return task
 
@@ -5213,8 +5409,8 @@ class _Tasks(object):
     def _handle(self, fut, result):
         """Client.start()'s value: a Task for what the call answered (one already done when the
         server answered at once), which checks its outcome against the tool's outputSchema."""
-        task = self.made(fut, result) or Task(self._session, None, None, fut.progress, result)
-        task._tool = fut.params.get("name")
+        task = self.made(fut, result) or Task(self._session, None, None, fut._progress, result)
+        task._tool = fut._params.get("name")
         return task
 
     def _follow_here(self, fut, result):
@@ -5223,8 +5419,8 @@ class _Tasks(object):
         if task is None:
             return result
         outcome = task._follow_call(fut)
-        if fut.progress is not None:
-            self._session.inbox.events.drain(fut.deadline)  # its status reports are seen before its end
+        if fut._progress is not None:
+            self._session.inbox.events.drain(fut._deadline)  # its status reports are seen before its end
         if isinstance(outcome, BaseException):
             raise outcome
         return outcome
@@ -5277,6 +5473,8 @@ class Task(object):
     instead of making a task (the result is then already there).
     """
 
+    id: str | None
+
     def __init__(self, session, task_id, state=None, progress=None, outcome=None):
         self._session = session
         self.id = task_id
@@ -5297,30 +5495,37 @@ class Task(object):
         if state is not None:
             self._update(state)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "<mcp_min.Task %s %s>" % (self.id, (self._state or {}).get("status"))
 
     # -- public ---------------------------------------------------------------
-    def status(self, *, timeout=_DEFAULT):
+    def status(self, *, timeout: float | None = _DEFAULT) -> _Json:
         """The task's state now (``tasks/get``): a dict with ``status``
         (working, input_required, completed, failed, cancelled), ``statusMessage``,
-        ``createdAt``, the suggested poll interval..."""
+        ``createdAt``, the suggested poll interval...  ``timeout`` as for ``Client.call``."""
         if self.id is None:
             return {"status": "failed" if isinstance(self._outcome, BaseException) else "completed"}
-        wait = _timeout_arg(timeout, self._session.timeout)
+        wait = _timeout_arg(timeout, self._session.request_timeout)
+        if wait == 0:
+            raise RequestTimeout("no time left to ask for the status of task %s (timeout 0): nothing sent" % self.id)
         return dict(self._get(_deadline_after(wait)))
 
-    def result(self, timeout=_DEFAULT):
+    def result(self, timeout: float | None = _DEFAULT) -> Any:
         """Wait for the outcome and return what ``call()`` would (ToolError when the tool
         failed, RequestError for a failed task, RequestCancelled for a cancelled one).
 
         While waiting, the task is followed: polled at the server's interval and its
         input requests answered with the client's callbacks.  ``timeout`` bounds this
-        wait only (default: the client's timeout; None: no bound); RequestTimeout
-        then leaves the task running, to wait again or ``cancel()``."""
-        wait = _timeout_arg(timeout, self._session.timeout)
+        wait only (default: the client's timeout; None: no bound; 0 or less: the
+        outcome only if already known, nothing sent); RequestTimeout then leaves the
+        task running, to wait again or ``cancel()``."""
+        wait = _timeout_arg(timeout, self._session.request_timeout)
         try:
-            outcome = self._await(_deadline_after(wait))
+            outcome = self._outcome
+            if outcome is None and wait == 0:
+                raise _Expired()
+            if outcome is None:
+                outcome = self._await(_deadline_after(wait))
         except _Expired:
             raise RequestTimeout("task %s did not end within %.3g s (it goes on)" % (self.id, wait))
         if isinstance(outcome, BaseException):
@@ -5328,7 +5533,7 @@ class Task(object):
         self._session._check_output(self._tool, outcome)
         return _tool_value(outcome)
 
-    def cancel(self):
+    def cancel(self) -> bool:
         """Cancel the task (``tasks/cancel``); ``result()`` then raises RequestCancelled.
         Returns False when the server says it had already ended."""
         if self.id is None:
@@ -5340,10 +5545,10 @@ class Task(object):
         """Follow the task a tool call became, to its outcome (a result dict or an McpError);
         at the call's deadline, or on a failure of ours, the task is cancelled."""
         try:
-            return self._await(fut.deadline)
+            return self._await(fut._deadline)
         except _Expired:
             outcome = RequestTimeout("no outcome of %s (task %s) within %.3g s; task cancelled"
-                                     % (fut.method, self.id, fut.timeout))
+                                     % (fut.method, self.id, fut._timeout))
         except ConnectionClosed as e:
             return e
         except McpError as e:
@@ -5587,6 +5792,11 @@ class Subscription(object):
     ends, with ``error`` telling why (None for a clean end).
     """
 
+    resource_uris: List[str]
+    acknowledged: _Json | None
+    ended: threading.Event
+    error: McpError | None
+
     def __init__(self, session, callback, tools, prompts, resources, resource_uris):
         self._session = session
         self._callback = callback
@@ -5619,7 +5829,7 @@ class Subscription(object):
             self.error = error
             self.ended.set()
 
-    def close(self):
+    def close(self) -> None:
         """Stop the subscription (idempotent)."""
         if self.ended.is_set():
             return
@@ -5636,18 +5846,13 @@ class Subscription(object):
                     _log.debug("resources/unsubscribe %s: %s", uri, e)
 
 
-def _positional(args, names, signature):
-    """Positional-only parameters the pre-3.8 way (the standard library's own idiom):
-    ``def f(*args, **kwargs)`` leaves every keyword free for the tool's arguments."""
-    if not 2 <= len(args) <= len(names) + 1:
-        raise TypeError("%s takes %s" % (signature, "a name and an optional arguments dict"))
-    return args + (None,) * (len(names) + 1 - len(args))
-
-
-def _client_timeout(value, name):
+def _client_timeout(value, name, none_ok=False):
+    """A Client's timeout option: positive seconds (0 would leave no time to connect), or None
+    where ``none_ok`` (then the caller keeps a bound of its own)."""
     seconds = _timeout_arg(value, None, name)
-    if seconds is None:  # it also bounds connecting, writes and close(): it must be a number
-        raise ValueError("%s must be a positive finite number of seconds, not %r" % (name, value))
+    if seconds == 0 or seconds is None and not none_ok:
+        raise ValueError("%s must be a positive number of seconds%s, not %r"
+                         % (name, " or None" if none_ok else "", value))
     return seconds
 
 
@@ -5659,7 +5864,10 @@ class Client(object):
             shell; a string is split by the platform's command-line rules) or
             an ``http(s)://`` URL (Streamable HTTP, falling back to the legacy
             HTTP+SSE transport).
-        timeout: seconds for connecting and for each request (default 30).
+        timeout: seconds for each request (a method's ``timeout=`` replaces it for
+            that call) and for connecting (default 30).  None: no deadline on
+            requests, while connecting, each write and ``close()`` keep a bound
+            of DEFAULT_TIMEOUT seconds.
         protocol_version: ``"auto"`` (default) picks the newest version both
             sides speak; a version string pins it.
         env, inherit_env, cwd: the server process's environment and directory.
@@ -5705,19 +5913,30 @@ class Client(object):
             mismatch (``jsonschema.validate`` fits).
 
     Every callback runs on a worker thread, never on one that reads from the
-    server.  A per-call ``timeout`` may be None (or infinity) for no deadline.
+    server.  A method's ``timeout`` (default: the client's) is seconds, None
+    (or infinity) for no deadline, and 0 or less for "no time left": an
+    immediate RequestTimeout, nothing sent.  NaN, bools and other types raise
+    ValueError.
 
     Raises ConnectionClosed when the server cannot be started or reached,
     RequestTimeout when it does not answer in time, McpError otherwise, and
     ValueError for arguments that cannot work.
     """
 
-    def __init__(self, server, *, timeout=DEFAULT_TIMEOUT, protocol_version="auto", env=None, inherit_env=False,
-                 cwd=None, headers=None, roots=None, sampling=None, elicitation=None, on_log=None,
-                 on_notification=None, on_stderr=None, client_info=None, probe_timeout=PROBE_TIMEOUT, auth=None,
-                 url_elicitation=None, transport="auto", verify=True, cert=None, ssl_context=None,
-                 validate=True):
-        timeout = _client_timeout(timeout, "timeout")
+    def __init__(self, server: str | Sequence[str], *, timeout: float | None = DEFAULT_TIMEOUT,
+                 protocol_version: str = "auto", env: Mapping[str, str] | None = None, inherit_env: bool = False,
+                 cwd: str | os.PathLike[str] | None = None, headers: Mapping[str, str] | None = None,
+                 roots: Iterable[str] | Callable[[], _Json] | None = None,
+                 sampling: Callable[[_Json], _Json] | None = None, elicitation: Callable[[_Json], _Json] | None = None,
+                 on_log: Callable[[str, str | None, Any], object] | None = None,
+                 on_notification: Callable[[str, _Json], object] | None = None,
+                 on_stderr: Callable[[str], object] | None = None, client_info: Mapping[str, Any] | None = None,
+                 probe_timeout: float = PROBE_TIMEOUT, auth: Any = None,
+                 url_elicitation: Callable[[_Json], _Json] | None = None,
+                 transport: str = "auto", verify: bool | str = True, cert: str | tuple[str, str] | None = None,
+                 ssl_context: Any = None, validate: bool | Callable[[Any, _Json], object] = True) -> None:
+        request_timeout = _client_timeout(timeout, "timeout", none_ok=True)
+        timeout = DEFAULT_TIMEOUT if request_timeout is None else request_timeout
         probe_timeout = _client_timeout(probe_timeout, "probe_timeout")
         if not (validate is True or validate is False or callable(validate)):
             raise ValueError("validate must be True, False or a callable f(instance, schema), not %r" % (validate,))
@@ -5751,8 +5970,8 @@ class Client(object):
             def make_transport(events):
                 stderr = (lambda line: events.put(on_stderr, line)) if on_stderr is not None else None
                 return _StdioTransport(argv, env, inherit_env, cwd, stderr, timeout)
-        session = _Session(make_transport, timeout, protocol_version, probe_timeout, client_info, roots=roots,
-                           sampling=sampling, elicitation=elicitation, url_elicitation=url_elicitation,
+        session = _Session(make_transport, timeout, protocol_version, probe_timeout, client_info, request_timeout,
+                           roots=roots, sampling=sampling, elicitation=elicitation, url_elicitation=url_elicitation,
                            on_log=on_log, on_notification=on_notification, validate=validate)
         self._session = session
         # A dropped Client still reaps its server: the session holds no reference back to us.
@@ -5766,47 +5985,47 @@ class Client(object):
 
     # -- what the server told us ------------------------------------------------
     @property
-    def protocol_version(self):
+    def protocol_version(self) -> str | None:
         """The protocol revision in use, e.g. ``"2025-11-25"`` or ``"2026-07-28"``."""
         return self._session.protocol_version
 
     @property
-    def server_info(self):
+    def server_info(self) -> _Json:
         """The server's ``{"name", "version", ...}``."""
         return self._session.server_info
 
     @property
-    def server_capabilities(self):
+    def server_capabilities(self) -> _Json:
         """The capabilities the server declared."""
         return self._session.server_capabilities
 
     @property
-    def instructions(self):
+    def instructions(self) -> str | None:
         """The server's instructions for the model, or None."""
         return self._session.instructions
 
     @property
-    def transport(self):
+    def transport(self) -> str:
         """``"stdio"``, ``"streamable-http"`` or ``"sse"`` (the legacy HTTP+SSE transport)."""
         return self._session.transport.kind
 
     @property
-    def stderr(self):
+    def stderr(self) -> List[str]:
         """The last lines the stdio server wrote to stderr."""
         return list(self._session.transport.stderr_tail)
 
     # -- tools -------------------------------------------------------------------
-    def call(*args, timeout=_DEFAULT, progress=None, **kwargs):
-        """call(name, arguments=None, /, *, timeout=None, progress=None, **kwargs)
-
-        Call a tool and return its value.
+    def call(self, name: str, arguments: Mapping[str, Any] | None = None, /, *, timeout: float | None = _DEFAULT,
+             progress: Callable[..., object] | None = None, **kwargs: Any) -> Any:
+        """Call a tool and return its value.
 
         Arguments come as a dict, as keywords, or both (a tool argument called
         ``timeout`` or ``progress`` must go in the dict).  The value is the
         structured content when there is some (a lone ``{"result": x}`` is
         unwrapped to ``x``), else the text of a single text block, else the
         content list.  ``progress(progress, total, message)`` receives progress
-        notifications.
+        notifications.  ``timeout``: seconds (default: the client's), None for no
+        deadline, 0 or less for none left (RequestTimeout, nothing sent).
 
         A tool the server runs as a task is followed to its end: the value comes
         the same way, ``progress`` also receives its status changes, and
@@ -5817,29 +6036,25 @@ class Client(object):
         of a tools/list already read, RequestError for a protocol error,
         RequestTimeout, ConnectionClosed.
         """
-        self, name, arguments = _positional(args, ("name", "arguments"), "call(name, arguments=None, **kwargs)")
         return self._tool_future(name, arguments, kwargs, timeout, progress, _tool_value, True).result()
 
-    def call_tool(*args, timeout=_DEFAULT, progress=None):
-        """call_tool(name, arguments=None, /, *, timeout=None, progress=None)
+    def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None, /, *,
+                  timeout: float | None = _DEFAULT, progress: Callable[..., object] | None = None,
+                  **kwargs: Any) -> _Json:
+        """Call a tool like ``call`` and return the raw CallToolResult dict (no ToolError:
+        look at its ``isError``)."""
+        return self._tool_future(name, arguments, kwargs, timeout, progress, None, True).result()
 
-        Call a tool and return the raw CallToolResult dict (no ToolError for
-        ``isError``; OutputValidationError as in ``call``)."""
-        self, name, arguments = _positional(args, ("name", "arguments"), "call_tool(name, arguments=None)")
-        return self._tool_future(name, arguments, None, timeout, progress, None, True).result()
-
-    def submit(*args, timeout=_DEFAULT, progress=None, **kwargs):
-        """submit(name, arguments=None, /, *, timeout=None, progress=None, **kwargs)
-
-        Start a tool call and return a Future at once; ``.result()`` gives what
-        ``call`` would.  The Future keeps the client alive until it is settled."""
-        self, name, arguments = _positional(args, ("name", "arguments"), "submit(name, arguments=None, **kwargs)")
+    def submit(self, name: str, arguments: Mapping[str, Any] | None = None, /, *, timeout: float | None = _DEFAULT,
+               progress: Callable[..., object] | None = None, **kwargs: Any) -> Future:
+        """Start a tool call and return a Future at once; ``.result()`` gives what
+        ``call`` would (``timeout`` is the call's, counted from now).  The Future keeps
+        the client alive until it is settled."""
         return self._tool_future(name, arguments, kwargs, timeout, progress, _tool_value, False)
 
-    def start(*args, timeout=_DEFAULT, ttl=None, progress=None, **kwargs):
-        """start(name, arguments=None, /, *, timeout=None, ttl=None, progress=None, **kwargs)
-
-        Call a tool as a task and return the Task at once (``.id``, ``.status()``,
+    def start(self, name: str, arguments: Mapping[str, Any] | None = None, /, *, timeout: float | None = _DEFAULT,
+              ttl: float | None = None, progress: Callable[..., object] | None = None, **kwargs: Any) -> Task:
+        """Call a tool as a task and return the Task at once (``.id``, ``.status()``,
         ``.result(timeout)``, ``.cancel()``), for work that outlives one call.
 
         2025-11-25 servers are asked for a task when the tool allows one
@@ -5848,10 +6063,9 @@ class Client(object):
         gives a Task whose ``id`` is None, its result already there.  ``timeout``
         bounds getting the task made, not the task.
         """
-        self, name, arguments = _positional(args, ("name", "arguments"), "start(name, arguments=None, **kwargs)")
         return self._tool_future(name, arguments, kwargs, timeout, progress, _TASK_HANDLE, True, ttl).result()
 
-    def task(self, task_id, *, progress=None):
+    def task(self, task_id: str, *, progress: Callable[..., object] | None = None) -> Task:
         """The task with this id (from ``start()``, perhaps in an earlier process), to follow again."""
         if not isinstance(task_id, str):
             raise ValueError("a task id is a string, not %r" % (task_id,))
@@ -5865,9 +6079,11 @@ class Client(object):
             args.update(kwargs)
         timeout = _timeout_arg(timeout, _DEFAULT)
         session = self._session
+        params = {"name": name, "arguments": args}
+        if timeout == 0:  # no time left: submit() sends nothing, and nothing is listed first either
+            return session.submit("tools/call", params, timeout, progress, finish, wait_here)
         if session.transport.carries_headers and session.era.modern and session.era.tool_headers is None:
             session.list_tools(True)  # x-mcp-header markings must be known before calling over HTTP
-        params = {"name": name, "arguments": args}
         support = session.tasks.support(name)  # (2025-11-25: ask for a task where the tool wants one)
         if support == "required" or support == "optional" and finish is _TASK_HANDLE:
             keep = _timeout_arg(ttl, None, "ttl")
@@ -5888,26 +6104,26 @@ class Client(object):
             return result if value is None else value(result)
         return finish
 
-    def list_tools(self, refresh=False):
+    def list_tools(self, refresh: bool = False, *, timeout: float | None = _DEFAULT) -> List[_Json]:
         """All tools (every page).  Served from cache while the server's ``ttlMs`` allows,
-        unless ``refresh``.  Over HTTP with 2026-07-28, tools whose ``x-mcp-header``
+        unless ``refresh``; ``timeout`` bounds all the pages (default: the client's for each).  Over HTTP with 2026-07-28, tools whose ``x-mcp-header``
         markings are invalid are left out (with a warning), as the spec asks."""
-        return self._session.list_tools(refresh)
+        return self._session.list_tools(refresh, _timeout_arg(timeout, _DEFAULT))
 
     # -- resources and prompts ----------------------------------------------------
-    def list_resources(self, refresh=False):
+    def list_resources(self, refresh: bool = False, *, timeout: float | None = _DEFAULT) -> List[_Json]:
         """All resources (every page)."""
-        return self._session.list_all("resources/list", "resources", refresh)
+        return self._session.list_all("resources/list", "resources", refresh, _timeout_arg(timeout, _DEFAULT))
 
-    def list_resource_templates(self, refresh=False):
+    def list_resource_templates(self, refresh: bool = False, *, timeout: float | None = _DEFAULT) -> List[_Json]:
         """All resource templates (every page)."""
-        return self._session.list_all("resources/templates/list", "resourceTemplates", refresh)
+        return self._session.list_all("resources/templates/list", "resourceTemplates", refresh, _timeout_arg(timeout, _DEFAULT))
 
-    def list_prompts(self, refresh=False):
+    def list_prompts(self, refresh: bool = False, *, timeout: float | None = _DEFAULT) -> List[_Json]:
         """All prompts (every page)."""
-        return self._session.list_all("prompts/list", "prompts", refresh)
+        return self._session.list_all("prompts/list", "prompts", refresh, _timeout_arg(timeout, _DEFAULT))
 
-    def read_resource(self, uri, *, timeout=_DEFAULT):
+    def read_resource(self, uri: str, *, timeout: float | None = _DEFAULT) -> _Json:
         """Read a resource; returns the result dict (its ``contents`` list holds the data).
 
         Raises ResourceNotFound for an unknown URI."""
@@ -5918,19 +6134,18 @@ class Client(object):
                 raise ResourceNotFound(e.code, e.message, e.data, e.method)
             raise
 
-    def get_prompt(*args, timeout=_DEFAULT, **kwargs):
-        """get_prompt(name, arguments=None, /, *, timeout=None, **kwargs)
-
-        Get a prompt with its arguments filled in; returns the result dict (``messages``).
+    def get_prompt(self, name: str, arguments: Mapping[str, Any] | None = None, /, *,
+                   timeout: float | None = _DEFAULT, **kwargs: Any) -> _Json:
+        """Get a prompt with its arguments filled in; returns the result dict (``messages``).
         Non-string argument values are sent as JSON text (prompt arguments are strings)."""
-        self, name, arguments = _positional(args, ("name", "arguments"), "get_prompt(name, arguments=None)")
-        params = {"name": name}
+        params: _Json = {"name": name}
         if arguments is not None or kwargs:  # send what the caller gave, an empty dict included
             given = dict(arguments or {}, **kwargs)
             params["arguments"] = {k: v if isinstance(v, str) else _to_json(v) for k, v in given.items()}
         return self._session.request("prompts/get", params, _timeout_arg(timeout, _DEFAULT))
 
-    def complete(self, ref, argument, context=None):
+    def complete(self, ref: str | _Json, argument: Tuple[str, str] | Dict[str, str],
+                 context: Mapping[str, str] | None = None) -> List[str]:
         """Ask for completions of a prompt or resource-template argument.
 
         ``ref`` is a prompt name, a resource (template) URI, or the raw ref dict;
@@ -5948,29 +6163,31 @@ class Client(object):
         completion = _field(result, "completion", dict, "completion/complete", {})
         return _field(completion, "values", list, "completion/complete", [])
 
-    def subscribe(self, uri):
+    def subscribe(self, uri: str) -> None:
         """Ask for ``notifications/resources/updated`` about a resource (handshake era)."""
         self._legacy_only("resources/subscribe", "listen(resource_uris=[...])")
         self._session.request("resources/subscribe", {"uri": uri})
 
-    def unsubscribe(self, uri):
+    def unsubscribe(self, uri: str) -> None:
         """Stop updates about a resource (handshake era)."""
         self._legacy_only("resources/unsubscribe", "Subscription.close()")
         self._session.request("resources/unsubscribe", {"uri": uri})
 
-    def set_logging_level(self, level):
+    def set_logging_level(self, level: str) -> None:
         """Ask the server to send log messages at ``level`` and above (handshake era)."""
         self._legacy_only("logging/setLevel",
                           "the io.modelcontextprotocol/logLevel _meta key on each request (request(..., "
                           "params={'_meta': {'io.modelcontextprotocol/logLevel': level}}))")
         self._session.request("logging/setLevel", {"level": level})
 
-    def ping(self, *, timeout=_DEFAULT):
+    def ping(self, *, timeout: float | None = _DEFAULT) -> None:
         """Check the server answers (2026-07-28 has no ping: server/discover stands in)."""
         self._session.request("server/discover" if self._session.modern else "ping", None,
                               _timeout_arg(timeout, _DEFAULT))
 
-    def listen(self, tools=True, prompts=True, resources=True, resource_uris=(), callback=None):
+    def listen(self, tools: bool = True, prompts: bool = True, resources: bool = True,
+               resource_uris: Iterable[str] = (), callback: Callable[[str, _Json], object] | None = None
+               ) -> Subscription:
         """Receive change notifications until the returned Subscription (or the client) is closed.
 
         ``callback(method, params)`` (default: the client's ``on_notification``)
@@ -5980,7 +6197,7 @@ class Client(object):
         session = self._session
         callback = callback if callback is not None else session.inbox.on_notification
         sub = Subscription(session, callback, tools, prompts, resources, resource_uris)
-        wanted = {"toolsListChanged": bool(tools), "promptsListChanged": bool(prompts),
+        wanted: _Json = {"toolsListChanged": bool(tools), "promptsListChanged": bool(prompts),
                   "resourcesListChanged": bool(resources)}
         if resource_uris:
             wanted["resourceSubscriptions"] = list(resource_uris)
@@ -5993,14 +6210,15 @@ class Client(object):
                            % (method, self._session.protocol_version, instead))
 
     # -- skills (the io.modelcontextprotocol/skills extension, SEP-2640) ----------
-    def list_skills(self, refresh=False):
+    def list_skills(self, refresh: bool = False, *, timeout: float | None = _DEFAULT) -> List[_Json]:
         """Every skill the server lists (all pages of ``skills/list``): entries with ``uri`` (of
         its SKILL.md), ``frontmatter`` and ``resources`` (its files, with ``size`` and
         ``digest``).  Reads no skill file.  McpError when the server lacks the extension."""
         self._need_skills()
-        return [e for e in self._session.list_all("skills/list", "skills", refresh) if isinstance(e, dict)]
+        return [e for e in self._session.list_all("skills/list", "skills", refresh, _timeout_arg(timeout, _DEFAULT))
+                if isinstance(e, dict)]
 
-    def read_skill(self, skill, *, files=True, timeout=_DEFAULT):
+    def read_skill(self, skill: str | _Json, *, files: bool = True, timeout: float | None = _DEFAULT) -> _Json:
         """Load one skill, verified against its entry; nothing unverified is returned.
 
         ``skill``: a name or skill path (looked up in ``list_skills()``), the URI of its
@@ -6015,6 +6233,8 @@ class Client(object):
         ``body`` (the Markdown after the frontmatter), ``files`` (URI -> bytes, SKILL.md
         first, then in the entry's order) and ``entry``."""
         timeout = _timeout_arg(timeout, _DEFAULT)
+        if timeout == 0:
+            raise RequestTimeout("no time left to read skill %r (timeout 0): nothing sent" % (skill,))
         entry = self._skill_entry(skill, timeout)
         uri, listed = _skill_files(entry)
         out = {}
@@ -6060,33 +6280,35 @@ class Client(object):
                            "read_resource())" % SKILLS_EXTENSION)
 
     # -- raw access ------------------------------------------------------------
-    def request(self, method, params=None, *, timeout=_DEFAULT, progress=None):
+    def request(self, method: str, params: _Json | None = None, *, timeout: float | None = _DEFAULT,
+                progress: Callable[..., object] | None = None) -> _Json:
         """Send any request and return its raw result dict (``params``: a dict or None)."""
         return self._session.request(method, params, _timeout_arg(timeout, _DEFAULT), progress)
 
-    def submit_request(self, method, params=None, *, timeout=_DEFAULT, progress=None):
+    def submit_request(self, method: str, params: _Json | None = None, *, timeout: float | None = _DEFAULT,
+                       progress: Callable[..., object] | None = None) -> Future:
         """Send any request and return a Future of its raw result dict."""
         return self._session.submit(method, params, _timeout_arg(timeout, _DEFAULT), progress, keepalive=self)
 
-    def notify(self, method, params=None):
+    def notify(self, method: str, params: _Json | None = None) -> None:
         """Send a notification."""
         self._session.notify(method, params)
 
     # -- lifetime --------------------------------------------------------------
-    def close(self):
+    def close(self) -> None:
         """Close the connection and stop the server (idempotent, any thread).
 
         Pending requests fail with ConnectionClosed.  In a forked child this does
         nothing: the server belongs to the parent."""
         self._finalizer()
 
-    def __enter__(self):
+    def __enter__(self) -> Client:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         s = self._session
         return "<mcp_min.Client %s %s %s>" % (s.transport.kind, s.transport.name, s.protocol_version)
 
@@ -6789,12 +7011,16 @@ class OAuth(object):
             browser step LOGIN_TIMEOUT_FACTOR times that.
     """
 
-    def __init__(self, client_id=None, client_secret=None, client_metadata_url=None, scopes=None,
-                 authorize=None, redirect_uri=None, grant_type="authorization_code", private_key=None,
-                 token_store=None, client_name="mcp_min", id_token=None, idp_token_endpoint=None,
-                 idp_client_id=None, idp_client_secret=None, token_endpoint_auth_method=None,
-                 open_browser=True, timeout=DEFAULT_TIMEOUT, dpop=None, assertion=None, assertion_file=None,
-                 assertion_provider=None):
+    def __init__(self, client_id: str | None = None, client_secret: str | None = None,
+                 client_metadata_url: str | None = None, scopes: str | Iterable[str] | None = None,
+                 authorize: Callable[[str], str] | None = None, redirect_uri: str | None = None,
+                 grant_type: str = "authorization_code", private_key: str | bytes | _Json | None = None,
+                 token_store: str | None = None, client_name: str = "mcp_min", id_token: str | None = None,
+                 idp_token_endpoint: str | None = None, idp_client_id: str | None = None,
+                 idp_client_secret: str | None = None, token_endpoint_auth_method: str | None = None,
+                 open_browser: bool = True, timeout: float = DEFAULT_TIMEOUT, dpop: bool | None = None,
+                 assertion: str | None = None, assertion_file: str | None = None,
+                 assertion_provider: Callable[[], str] | None = None) -> None:
         grant_type = "jwt-bearer" if grant_type == _GRANT_JWT_BEARER else grant_type
         if grant_type not in _GRANTS:
             raise ValueError("grant_type must be one of %s" % ", ".join(_GRANTS))
@@ -6806,8 +7032,7 @@ class OAuth(object):
             raise ValueError("assertion_provider must be callable")
         if dpop not in (None, True, False):
             raise ValueError("dpop must be None (when offered), True or False")
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < float("inf"):
-            raise ValueError("timeout must be a positive number of seconds")
+        timeout = _client_timeout(timeout, "timeout")
         self.client_id, self.client_secret = _stripped(client_id), _stripped(client_secret)
         self.client_metadata_url = _stripped(client_metadata_url)
         self.scopes = scopes.split() if isinstance(scopes, str) else list(scopes) if scopes else None
@@ -6839,7 +7064,7 @@ class OAuth(object):
         return "OAuth(grant_type=%r, client_id=%r)" % (self.grant_type, self.client_id)
 
     # -- the plug-in interface -----------------------------------------------------
-    def headers(self, method, url):
+    def headers(self, method: str, url: str) -> Dict[str, str]:
         """The credentials for one HTTP request to ``url``: {} while we hold none."""
         retry, self._local.retry = getattr(self._local, "retry", None), None
         # (depth, nonce retries) of the request in progress: a repeat follows its challenge
@@ -6863,7 +7088,8 @@ class OAuth(object):
                 return {"Authorization": "Bearer " + token}
         return {"Authorization": "DPoP " + token, "DPoP": self._dpop_key().proof(method, url, token)}
 
-    def challenge(self, method, url, status, response_headers, sent_headers):
+    def challenge(self, method: str, url: str, status: int, response_headers: Mapping[str, str],
+                  sent_headers: Mapping[str, str]) -> bool:
         """``url`` answered ``status`` to a request that carried ``sent_headers``.
 
         Returns True when there is something new to send (a token, a refreshed or
@@ -8311,7 +8537,7 @@ def _error_status(error, connected):
     return EXIT_OTHER
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (never raises, never prints a traceback)."""
     for stream in (sys.stdout, sys.stderr):  # a terminal that cannot show a character must not crash us
         if hasattr(stream, "reconfigure"):

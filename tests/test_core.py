@@ -73,13 +73,14 @@ def test_decode_refuses_what_would_kill_a_reader():
 
 @pytest.mark.parametrize("value, expected", [
     (mcp_min._DEFAULT, "default"), (None, None), (float("inf"), None), (2, 2.0), (0.25, 0.25),
-    (1e12, mcp_min.LONGEST_WAIT),
+    (1e12, mcp_min.LONGEST_WAIT), (0, 0.0), (-1, 0.0), (-1e-9, 0.0), (float("-inf"), 0.0),
 ])
 def test_timeout_arguments(value, expected):
+    # Python's conventions: 0 and less mean "no time left" (an immediate RequestTimeout, nothing sent).
     assert mcp_min._timeout_arg(value, "default") == expected
 
 
-@pytest.mark.parametrize("value", [0, -1, float("nan"), True, "5", [1]])
+@pytest.mark.parametrize("value", [float("nan"), True, False, "5", [1]])
 def test_bad_timeout_arguments(value):
     with pytest.raises(ValueError, match="timeout"):
         mcp_min._timeout_arg(value)

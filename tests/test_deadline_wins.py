@@ -70,7 +70,7 @@ STDIO_SERVER = textwrap.dedent('''
 
 def past_deadline(fut):
     """Wait until the request's deadline has passed (a condition on the clock, not a sleep)."""
-    assert wait_for(lambda: time.monotonic() >= fut.deadline, DEADLINE + 10)
+    assert wait_for(lambda: time.monotonic() >= fut._deadline, DEADLINE + 10)
 
 
 def raises_timeout(fut):
@@ -94,12 +94,12 @@ def test_an_answer_routed_after_the_deadline_is_a_timeout():
     d = mcp_min._Dispatcher(lambda m: None, lambda m, p: None)
     for answer in ANSWERS.values():
         fut = _future(d)
-        fut.deadline = time.monotonic() - 1  # (white-box: the deadline has passed)
+        fut._deadline = time.monotonic() - 1  # (white-box: the deadline has passed)
         d.receive(dict(answer, jsonrpc="2.0", id=fut.id))
         with pytest.raises(RequestTimeout):
             fut.result()
     fut = _future(d)
-    fut.deadline = time.monotonic() - 1
+    fut._deadline = time.monotonic() - 1
     d.receive({"jsonrpc": "2.0", "id": fut.id, "result": {"ok": True}})  # a result too
     with pytest.raises(RequestTimeout):
         fut.result()
@@ -108,7 +108,7 @@ def test_an_answer_routed_after_the_deadline_is_a_timeout():
 def test_a_failure_after_the_deadline_is_a_timeout_but_a_lost_connection_stays_one():
     d = mcp_min._Dispatcher(lambda m: None, lambda m, p: None)
     failed, closed = _future(d), _future(d)
-    failed.deadline = closed.deadline = time.monotonic() - 1
+    failed._deadline = closed._deadline = time.monotonic() - 1
     d.fail(failed.id, mcp_min.HttpError("http://x/", 500, "cut"))
     with pytest.raises(RequestTimeout):
         failed.result()
@@ -121,7 +121,7 @@ def test_an_answer_routed_in_time_wins_even_when_looked_at_late():
     d = mcp_min._Dispatcher(lambda m: None, lambda m, p: None)
     fut = _future(d)
     d.receive({"jsonrpc": "2.0", "id": fut.id, "result": {"ok": True}})
-    fut.deadline = time.monotonic() - 1  # the caller comes after the deadline
+    fut._deadline = time.monotonic() - 1  # the caller comes after the deadline
     assert fut.result() == {"ok": True}
 
 

@@ -964,7 +964,7 @@ PER_CALL = {
     "ping": lambda c, t, m: c.ping(timeout=t),
 }
 NO_DEADLINE = [None, float("inf"), 1e12]
-BAD_TIMEOUTS = [0, -1, float("-inf"), float("nan"), True, "1"]
+BAD_TIMEOUTS = [float("nan"), True, "1"]  # (0 and less mean "no time left": RequestTimeout, tests/test_api.py)
 
 
 @pytest.fixture(scope="module")
@@ -1008,7 +1008,7 @@ def test_11_no_deadline_values_work(shared_stdio, api, timeout):
     assert err is None, "%s(timeout=%r) raised %s: %s" % (api, timeout, type(err).__name__, err)
 
 
-@pytest.mark.parametrize("timeout", BAD_TIMEOUTS, ids=["0", "-1", "-inf", "nan", "True", "str"])
+@pytest.mark.parametrize("timeout", BAD_TIMEOUTS, ids=["nan", "True", "str"])
 @pytest.mark.parametrize("api", sorted(PER_CALL))
 def test_11_bad_timeout_is_refused_before_sending(shared_stdio, api, timeout):
     server, client = shared_stdio()
@@ -1033,7 +1033,7 @@ def test_11_no_deadline_values_work_over_http(peers, timeout):
     assert value == {"x": 1}
 
 
-@pytest.mark.parametrize("timeout", [None, float("inf"), float("nan"), 0, -1], ids=["None", "inf", "nan", "0", "-1"])
+@pytest.mark.parametrize("timeout", [float("nan"), 0, -1, True], ids=["nan", "0", "-1", "True"])
 def test_11_bad_client_timeout_is_refused(peers, timeout):
     server = peers.stdio()
     value, err, _ = bounded(lambda: Client(server.argv, timeout=timeout), 8)

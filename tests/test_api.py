@@ -1,0 +1,469 @@
+"""The public API as a Python programmer meets it (issue 19 items 8-11, issue 17 item 5).
+
+- Future speaks the concurrent.futures protocol: wait(), as_completed(), add_done_callback (on
+  mcp_min-events), exception(), running(), cancelled(); done() means result() returns at once, also
+  when the answer needed more round trips (they run on a thread of their own first).
+- Real signatures (inspect.signature, help()), complete annotations, mypy --strict on a typed example.
+- Python's timeout conventions, as a table over every method that takes a timeout: 0 and less is an
+  immediate RequestTimeout with nothing sent; NaN, bools and strings are refused; Client(timeout=None).
+- call_tool takes **kwargs; a callback that raises ends the call with an McpError in both eras.
+"""
+import concurrent.futures
+import inspect
+import json
+import logging
+import os
+import pydoc
+import re
+import shutil
+import subprocess
+import sys
+import threading
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+import mcp_min  # noqa: E402
+from mcp_min import Client, McpError, RequestTimeout, ToolError  # noqa: E402
+from testsupport import wait_for  # noqa: E402
+
+CALC = [sys.executable, os.path.join(ROOT, "examples", "calc.py")]
+META = "io.modelcontextprotocol/"
+
+
+@pytest.fixture(scope="module")
+def calc():
+    client = Client(CALC, timeout=20)
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def wire(caplog):
+    """The requests mcp_min sends, from its wire trace: a list of methods (None for answers)."""
+    caplog.set_level(logging.DEBUG, logger="mcp_min")
+
+    def sent():
+        out = []
+        for record in caplog.records:
+            text = record.getMessage()
+            if record.name == "mcp_min" and text.startswith("-> "):
+                out.append(json.loads(text[3:]).get("method"))
+        return out
+    return sent
+
+
+# ---------------------------------------------------------------------------
+# Future: the concurrent.futures protocol
+# ---------------------------------------------------------------------------
+
+def test_wait_and_as_completed_take_mcp_min_futures(calc):
+    futures = [calc.submit("add", a=i, b=1) for i in range(6)]
+    done, not_done = concurrent.futures.wait(futures, timeout=20)
+    assert (len(done), len(not_done)) == (6, 0)
+    assert all(f.done() and not f.running() and not f.cancelled() for f in futures)
+    more = [calc.submit("add", a=i, b=10) for i in range(6)]
+    assert sorted(f.result() for f in concurrent.futures.as_completed(more, timeout=20)) == list(range(10, 16))
+    first = concurrent.futures.wait([calc.submit("add", a=1, b=1)], 20, concurrent.futures.FIRST_COMPLETED)
+    assert len(first.done) == 1
+
+
+def test_wait_first_exception_stops_at_a_failed_tool(calc):
+    bad = calc.submit("divide", a=1, b=0)
+    done, _ = concurrent.futures.wait([bad], timeout=20, return_when=concurrent.futures.FIRST_EXCEPTION)
+    assert done == {bad}
+    assert isinstance(bad.exception(), ToolError)
+    with pytest.raises(ToolError):
+        bad.result()
+
+
+def test_done_callbacks_run_on_the_events_thread_in_order_also_when_added_late(calc):
+    seen = []
+    fut = calc.submit("add", a=2, b=3)
+    fut.add_done_callback(lambda f: seen.append(("first", f.result(), threading.current_thread().name)))
+    fut.add_done_callback(lambda f: seen.append(("second", f.done(), threading.current_thread().name)))
+    assert fut.result(20) == 5
+    fut.add_done_callback(lambda f: seen.append(("late", f.exception(), threading.current_thread().name)))
+    assert wait_for(lambda: len(seen) == 3, 20)
+    assert seen == [("first", 5, "mcp_min-events"), ("second", True, "mcp_min-events"),
+                    ("late", None, "mcp_min-events")]
+
+
+def test_a_failing_callback_is_logged_and_the_next_still_runs(calc, caplog):
+    seen = []
+    fut = calc.submit("add", a=1, b=1)
+    fut.add_done_callback(lambda f: 1 / 0)
+    fut.add_done_callback(seen.append)
+    fut.result(20)
+    assert wait_for(lambda: seen == [fut], 20)
+    assert any("done callback" in r.getMessage() for r in caplog.records)
+
+
+def test_cancel_and_the_states_of_a_pending_future():
+    d = mcp_min._Dispatcher(lambda m: None, lambda m, p: None)
+    fut = _pending(d)
+    assert (fut.done(), fut.running(), fut.cancelled()) == (False, True, False)
+    assert "running" in repr(fut)
+    assert not concurrent.futures.wait([fut], timeout=0).done
+    assert fut.cancel() is True
+    assert (fut.done(), fut.running(), fut.cancelled()) == (True, False, True)
+    assert isinstance(fut.exception(), mcp_min.RequestCancelled)
+    with pytest.raises(mcp_min.RequestCancelled):
+        fut.result()
+    assert fut.cancel() is False
+    assert concurrent.futures.wait([fut], timeout=0).done == {fut}
+
+
+def test_result_and_exception_with_a_local_timeout_leave_the_request_pending():
+    d = mcp_min._Dispatcher(lambda m: None, lambda m, p: None)
+    fut = _pending(d)
+    for wait in (0, -1, 0.01):
+        with pytest.raises(RequestTimeout, match="still waiting"):
+            fut.result(wait)
+        with pytest.raises(RequestTimeout, match="still waiting"):
+            fut.exception(wait)
+    assert d.is_pending(fut.id) and fut.running()
+    d.receive({"jsonrpc": "2.0", "id": fut.id, "result": {"ok": 1}})
+    assert fut.done() and fut.exception(0) is None and fut.result(0)["result"] == {"ok": 1}
+
+
+def test_the_plumbing_is_private():
+    public = {n for n in dir(mcp_min.Future) if not n.startswith("_")}
+    assert public == {"id", "method", "result", "exception", "done", "running", "cancelled", "cancel",
+                      "add_done_callback"}
+
+
+def _pending(d, timeout=30.0):
+    def settle(fut, answer):
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    def withdraw(fut, error):
+        if d.withdraw(fut.id) is None:
+            return False
+        fut._put(error)
+        return True
+    fut = mcp_min.Future(d.next_id(), "m", {}, timeout, None, settle, withdraw)
+    d.add(fut)
+    return fut
+
+
+# ---------------------------------------------------------------------------
+# done() after round trips: a submitted request whose answer needs more work
+# ---------------------------------------------------------------------------
+
+class MemoryTransport(mcp_min._Transport):
+    """A transport whose server is ``serve(msg) -> list of messages`` called inline."""
+
+    kind = "memory"
+    name = "memory server"
+
+    def __init__(self, serve):
+        self.serve = serve
+        self.sent = []
+
+    def send(self, msg, data, deadline=None, wait_here=False, headers=None):
+        self.sent.append(json.loads(data))
+        for out in self.serve(json.loads(data)) or ():
+            self._router.receive(out)
+
+    def close(self):
+        pass
+
+
+def modern_session(tools_call, **callbacks):
+    """A 2026-07-28 session over memory; ``tools_call(params)`` gives a tools/call result."""
+    def serve(msg):
+        if "id" not in msg:
+            return []
+        method, params = msg["method"], msg.get("params") or {}
+        if method == "server/discover":
+            result = {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}}
+        elif method == "tools/call":
+            result = tools_call(params)
+        else:
+            return [{"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": "no"}}]
+        return [{"jsonrpc": "2.0", "id": msg["id"], "result": result}]
+    transports = []
+
+    def make(events):
+        transports.append(MemoryTransport(serve))
+        return transports[-1]
+    session = mcp_min._Session(make, **callbacks)
+    session.connect()
+    return session, transports[0]
+
+
+def test_a_submitted_call_is_done_only_once_its_input_rounds_are_over():
+    gate, asked = threading.Event(), threading.Event()
+
+    def tools_call(params):
+        if "inputResponses" not in params:
+            return {"resultType": "input_required", "inputRequests": {"who": {
+                "method": "elicitation/create", "params": {"message": "?", "requestedSchema": {}}}}}
+        return {"content": [], "structuredContent": {"got": params["inputResponses"]["who"]["content"]}}
+
+    def elicit(params):
+        asked.set()
+        assert gate.wait(20)
+        return {"action": "accept", "content": {"n": 1}}
+
+    session, transport = modern_session(tools_call, elicitation=elicit)
+    fut = session.submit("tools/call", {"name": "t", "arguments": {}}, 20, finish=lambda fut, result: mcp_min._tool_value(result))
+    assert asked.wait(20)
+    # The raw answer is in, but result() would still make a round trip: not done.
+    assert (fut.done(), fut.running()) == (False, True)
+    assert not concurrent.futures.wait([fut], timeout=0).done
+    assert any(t.name.startswith("mcp_min-settle-") for t in threading.enumerate())
+    with pytest.raises(RequestTimeout, match="still waiting"):
+        fut.result(0)
+    gate.set()
+    assert concurrent.futures.wait([fut], timeout=20).done == {fut}
+    assert fut.result(0) == {"got": {"n": 1}}
+    assert [m["method"] for m in transport.sent].count("tools/call") == 2
+    session.close()
+
+
+def test_the_deadline_still_wins_while_a_follow_up_runs():
+    gate = threading.Event()
+
+    def tools_call(params):
+        return {"resultType": "input_required", "inputRequests": {"who": {
+            "method": "elicitation/create", "params": {"message": "?", "requestedSchema": {}}}}}
+
+    session, _ = modern_session(tools_call, elicitation=lambda p: gate.wait(20) and {"action": "cancel"})
+    fut = session.submit("tools/call", {"name": "t", "arguments": {}}, 0.2, finish=lambda fut, result: mcp_min._tool_value(result))
+    with pytest.raises(RequestTimeout):
+        fut.result()
+    assert fut.done() and isinstance(fut.exception(), RequestTimeout)
+    gate.set()
+    session.close()
+
+
+@pytest.mark.parametrize("answer, at_once", [
+    ({"id": 1, "result": {"content": []}}, True),
+    ({"id": 1, "result": {"resultType": "complete", "content": []}}, True),
+    ({"id": 1, "result": {"resultType": "input_required", "inputRequests": {}}}, False),
+    ({"id": 1, "result": {"resultType": "task", "taskId": "t", "status": "working"}}, False),
+    ({"id": 1, "result": {"task": {"taskId": "t", "status": "working"}}}, False),
+    ({"id": 1, "error": {"code": -32602, "message": "bad"}}, True),
+    ({"id": 1, "error": {"code": mcp_min.HEADER_MISMATCH, "message": "stale"}}, False),
+    ({"id": 1, "error": {"code": mcp_min.URL_ELICITATION_REQUIRED, "message": "visit"}}, False),
+    (mcp_min.ConnectionClosed("gone"), True),
+    (mcp_min._SessionExpired("404", "s1"), False),
+])
+def test_answers_that_settle_at_once_make_no_round_trip(answer, at_once):
+    # _settles_at_once must never say True for an answer that _Session._settle repeats.
+    assert mcp_min._settles_at_once(answer) is at_once
+    if at_once:
+        sent = []
+
+        def transport_send(*args, **kwargs):
+            sent.append(args)
+        session, transport = modern_session(lambda p: {"content": []})
+        session.era.tool_headers = {}
+        transport.send = transport_send
+        fut = mcp_min.Future(1, "tools/call", {"name": "t"}, 5, None, session._settle, session._withdraw)
+        fut._put(answer)
+        try:
+            fut.result(0)
+        except McpError:
+            pass
+        assert sent == []
+        session.close()
+
+
+# ---------------------------------------------------------------------------
+# Signatures and annotations
+# ---------------------------------------------------------------------------
+
+NAME_ARGS = ["call", "call_tool", "submit", "start", "get_prompt"]
+
+
+@pytest.mark.parametrize("method", NAME_ARGS)
+def test_name_and_arguments_are_positional_only_and_every_keyword_is_free(method):
+    sig = inspect.signature(getattr(Client, method))
+    params = list(sig.parameters.values())
+    assert [p.name for p in params[:3]] == ["self", "name", "arguments"]
+    assert all(p.kind is p.POSITIONAL_ONLY for p in params[:3])
+    assert params[2].default is None
+    assert params[-1].kind is params[-1].VAR_KEYWORD
+    assert not any(p.kind is p.VAR_POSITIONAL for p in params)
+    assert repr(sig.parameters["timeout"].default) == "DEFAULT"
+    # A tool argument may be called name, arguments or self: it goes to **kwargs.
+    bound = sig.bind(object(), "tool", {"a": 1}, name=1, arguments=2, self=3)
+    assert bound.arguments["kwargs"] == {"name": 1, "arguments": 2, "self": 3}
+
+
+def test_help_shows_real_parameters_and_a_readable_default():
+    text = pydoc.render_doc(Client.call, renderer=pydoc.plaintext)
+    assert "call(self, name" in text and "/, *, timeout" in text and "= DEFAULT" in text, text
+    assert "object at 0x" not in text and "*args" not in text
+
+
+MADE_BY_THE_CLIENT = ("Future", "Task", "Subscription")  # returned by Client methods, never built by users
+
+
+def _public_callables():
+    for name in mcp_min.__all__:
+        obj = getattr(mcp_min, name)
+        if inspect.isfunction(obj):
+            yield name, obj
+        elif inspect.isclass(obj):
+            for attr, member in vars(obj).items():
+                if attr == "__init__" and name not in MADE_BY_THE_CLIENT or not attr.startswith("_") \
+                        or attr in ("__enter__", "__exit__"):
+                    if isinstance(member, property):
+                        member = member.fget
+                    if inspect.isfunction(member):
+                        yield "%s.%s" % (name, attr), member
+
+
+def test_every_public_callable_is_fully_annotated():
+    missing = []
+    for name, fn in _public_callables():
+        sig = inspect.signature(fn)
+        for p in list(sig.parameters.values())[1 if "." in name else 0:]:
+            if p.annotation is p.empty:
+                missing.append("%s(%s)" % (name, p.name))
+        if sig.return_annotation is sig.empty:
+            missing.append("%s -> ?" % name)
+    assert missing == []
+    assert len(list(_public_callables())) > 40
+
+
+def test_no_typing_at_run_time():
+    code = "import sys, mcp_min; print(sorted(m for m in ('typing', 'concurrent.futures') if m in sys.modules))"
+    done = subprocess.run([sys.executable, "-S", "-c", code], cwd=ROOT, stdout=subprocess.PIPE, timeout=60,
+                          universal_newlines=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_mypy_strict_on_the_typed_example_and_the_module():
+    try:
+        import mypy  # noqa: F401
+    except ImportError:
+        pytest.skip("mypy is not installed (tests/requirements.txt installs it on CPython only)")
+    folder = os.path.join(ROOT, "tests", "typing")
+    done = subprocess.run([sys.executable, "-m", "mypy", "--config-file", os.path.join(folder, "mypy.ini"),
+                           "--no-incremental", "--cache-dir", os.devnull, os.path.join(folder, "check_api.py"),
+                           os.path.join(ROOT, "mcp_min.py")], cwd=ROOT, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, timeout=300, universal_newlines=True)
+    assert done.returncode == 0, done.stdout
+
+
+def test_the_typed_example_runs():
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    done = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "typing", "check_api.py")], cwd=ROOT,
+                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                          timeout=120, universal_newlines=True)
+    assert done.returncode == 0, done.stderr
+    assert "listed True" in done.stdout and "add  - Add two numbers" in done.stdout
+
+
+def test_the_readme_lists_every_client_option():
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        readme = f.read()
+    table = readme.split("| option | meaning |", 1)[1].split("\n\n", 1)[0]
+    listed = set(re.findall(r"`(\w+)=", table))
+    options = {p.name for p in inspect.signature(Client.__init__).parameters.values() if p.kind is p.KEYWORD_ONLY}
+    assert options - listed == set() and listed - options == set()
+
+
+# ---------------------------------------------------------------------------
+# Timeouts: Python's conventions, every method that takes one
+# ---------------------------------------------------------------------------
+
+def _task(client):
+    return client.task("no-such-task")
+
+
+PER_METHOD = {
+    "call": lambda c, t: c.call("add", a=1, b=2, timeout=t),
+    "call_tool": lambda c, t: c.call_tool("add", a=1, b=2, timeout=t),
+    "submit": lambda c, t: c.submit("add", a=1, b=2, timeout=t).result(),
+    "start": lambda c, t: c.start("add", a=1, b=2, timeout=t),
+    "request": lambda c, t: c.request("tools/list", timeout=t),
+    "submit_request": lambda c, t: c.submit_request("tools/list", timeout=t).result(),
+    "read_resource": lambda c, t: c.read_resource("calc://x", timeout=t),
+    "get_prompt": lambda c, t: c.get_prompt("p", timeout=t),
+    "ping": lambda c, t: c.ping(timeout=t),
+    "read_skill": lambda c, t: c.read_skill("s", timeout=t),
+    "list_tools": lambda c, t: c.list_tools(refresh=True, timeout=t),
+    "list_resources": lambda c, t: c.list_resources(refresh=True, timeout=t),
+    "list_resource_templates": lambda c, t: c.list_resource_templates(refresh=True, timeout=t),
+    "list_prompts": lambda c, t: c.list_prompts(refresh=True, timeout=t),
+    "Task.status": lambda c, t: _task(c).status(timeout=t),
+    "Task.result": lambda c, t: _task(c).result(timeout=t),
+}
+NO_TIME_LEFT = [0, 0.0, -1, -1e-9, float("-inf")]
+
+
+@pytest.mark.parametrize("timeout", NO_TIME_LEFT, ids=["0", "0.0", "-1", "-1e-9", "-inf"])
+@pytest.mark.parametrize("method", sorted(PER_METHOD))
+def test_no_time_left_is_an_immediate_request_timeout_with_nothing_sent(calc, wire, method, timeout):
+    calc.ping()  # settles the list cache and any first-call work before we count
+    before = len(wire())
+    with pytest.raises(RequestTimeout):
+        PER_METHOD[method](calc, timeout)
+    assert wire()[before:] == []
+    assert calc.call("add", a=2, b=2) == 4  # the client is fine
+
+
+@pytest.mark.parametrize("timeout", [float("nan"), True, False, "1", [1]], ids=["nan", "True", "False", "str", "list"])
+@pytest.mark.parametrize("method", sorted(PER_METHOD))
+def test_nan_bools_and_non_numbers_are_refused(calc, wire, method, timeout):
+    before = len(wire())
+    with pytest.raises(ValueError, match="timeout"):
+        PER_METHOD[method](calc, timeout)
+    assert wire()[before:] == []
+
+
+@pytest.mark.parametrize("method", sorted(PER_METHOD))
+def test_future_result_with_no_time_left_looks_without_waiting(calc, method):
+    fut = calc.submit("add", a=1, b=2)
+    assert fut.result(20) == 3
+    for t in NO_TIME_LEFT:
+        assert fut.result(t) == 3 and fut.exception(t) is None
+
+
+def test_client_timeout_none_means_no_deadline_on_requests():
+    with Client(CALC, timeout=None) as client:
+        assert client.call("add", a=1, b=2) == 3
+        fut = client.submit("add", a=1, b=2)
+        assert fut._deadline is None and fut.result() == 3
+        assert client._session.timeout == mcp_min.DEFAULT_TIMEOUT  # connecting and closing keep a bound
+        with pytest.raises(RequestTimeout):
+            client.call("add", a=1, b=2, timeout=0)
+
+
+@pytest.mark.parametrize("timeout", [0, -1, float("nan"), True, "5"])
+def test_client_timeout_must_leave_time_to_connect(timeout):
+    with pytest.raises(ValueError, match="timeout must be a (positive )?number of seconds"):
+        Client(CALC, timeout=timeout)
+
+
+# ---------------------------------------------------------------------------
+# call_tool and callbacks
+# ---------------------------------------------------------------------------
+
+def test_call_tool_takes_keywords_like_call(calc):
+    raw = calc.call_tool("add", {"a": 1}, b=2)
+    assert raw["structuredContent"] == {"result": 3} and not raw.get("isError")
+    assert calc.call_tool("divide", a=1, b=0)["isError"] is True
+
+
+@pytest.mark.parametrize("era", ["auto", "2025-11-25"])
+def test_a_raising_callback_ends_the_call_with_an_mcp_error_in_both_eras(era):
+    def elicitation(params):
+        raise RuntimeError("boom")
+
+    with Client(CALC, protocol_version=era, elicitation=elicitation, timeout=20) as client:
+        assert client.protocol_version == ("2026-07-28" if era == "auto" else era)
+        for attempt in (lambda: client.call("greet"), lambda: client.submit("greet").result(20)):
+            with pytest.raises(McpError, match="RuntimeError: boom"):
+                attempt()
+        assert client.call("add", a=1, b=1) == 2
