@@ -301,7 +301,7 @@ class OutputValidationError(ToolError):
     ``result`` (the raw CallToolResult).
     """
 
-    def __init__(self, tool, pointer, problem, result):
+    def __init__(self, tool: str, pointer: str, problem: str, result: _Json) -> None:
         self.tool, self.pointer, self.problem = tool, pointer, problem
         ToolError.__init__(self, "tool %r: structuredContent%s does not match its outputSchema: %s"
                            % (tool, pointer, problem), result)
@@ -2002,7 +2002,7 @@ def _reject(value, evaluated, run, depth):
 # A check whose value passes when its Python type is in ``check.fast`` (a schema that is only a
 # ``type``, or none): objects and arrays test that themselves and call it only for other types.
 # Most properties of real output schemas are such leaves; this saves a call for each.
-_accept.fast = frozenset(_JSON_TYPES)
+_accept.fast = frozenset(_JSON_TYPES)  # type: ignore[attr-defined]
 
 
 def _passing_types(check):
@@ -7110,7 +7110,7 @@ class OAuth(object):
             self._local.retry = (method, url, depth + 1, nonce_retries)
         return retry
 
-    def use_tls(self, tls):
+    def use_tls(self, tls: Any) -> None:
         """Called by Client with its TLS settings: OAuth's own HTTPS requests use them too."""
         with self._lock:
             self._tls = tls

@@ -361,7 +361,7 @@ def test_the_typed_example_runs():
                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                           timeout=120, universal_newlines=True)
     assert done.returncode == 0, done.stderr
-    assert "listed True" in done.stdout and "add  - Add two numbers" in done.stdout
+    assert "listed True" in done.stdout and "Add two numbers: a + b." in done.stdout
 
 
 def test_the_readme_lists_every_client_option():
