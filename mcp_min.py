@@ -7704,7 +7704,7 @@ def _expand(value, where, inputs):
 def _config_input(input_id, where, inputs):
     """A VS Code ${input:ID}: asked on the terminal (a password without echo); refused without one."""
     spec = next((i for i in inputs if isinstance(i, dict) and i.get("id") == input_id), {})
-    if not (sys.stdin is not None and sys.stdin.isatty() and sys.stderr.isatty()):
+    if not _on_terminal():
         raise _UsageError("%s asks for ${input:%s}; run on a terminal to type it, or give the value with --env"
                           % (where, input_id))
     question = "%s: " % (spec.get("description") or input_id)

@@ -579,13 +579,11 @@ def test_pip_install_gives_the_module_and_the_console_script(tmp_path):
     venv = tmp_path / "venv"
     subprocess.run([PY, "-m", "venv", str(venv)], check=True, timeout=300, capture_output=True)
     bindir = venv / ("Scripts" if os.name == "nt" else "bin")
-    # From a copy: setuptools writes build/ and *.egg-info beside the sources it builds, and a
-    # test must not write into the checkout (which may be read-only).
-    src = tmp_path / "src"
-    src.mkdir()
-    for name in ("mcp_min.py", "pyproject.toml", "README.md", "LICENSE"):
-        shutil.copy(os.path.join(ROOT, name), str(src / name))
-    pip = subprocess.run([str(bindir / "python"), "-m", "pip", "install", "-q", str(src)], capture_output=True,
+    source = tmp_path / "source"  # a copy: setuptools writes build/ and *.egg-info beside the sources
+    source.mkdir()
+    for name in ("pyproject.toml", "mcp_min.py", "README.md", "LICENSE"):
+        shutil.copy(os.path.join(ROOT, name), str(source / name))
+    pip = subprocess.run([str(bindir / "python"), "-m", "pip", "install", "-q", str(source)], capture_output=True,
                          text=True, timeout=300)
     if pip.returncode != 0 and re.search(r"(?i)network|connection|resolve|no matching distribution|offline",
                                          pip.stderr):
