@@ -115,7 +115,7 @@ __version__ = "0.2.0"
 
 TYPE_CHECKING = False  # type checkers take this name as True (as typing.TYPE_CHECKING), the interpreter never
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+    from typing import Any, Callable, Dict, Iterable, List, Mapping, Sequence, Tuple
 
     _Json = Dict[str, Any]  # a JSON object: params, results, capabilities
     _Progress = Callable[[Any, Any, Any], object]  # f(progress, total, message)
@@ -5051,7 +5051,7 @@ class _Session(object):
         fut = Future(rid, method, params, self.request_timeout if timeout is _DEFAULT else timeout, progress,
                      self._settle, self._withdraw, finish, cancellable, not wait_here, self.inbox.events.put)
         if fut._timeout == 0:  # no time left (Python's convention for 0 and less): nothing is sent
-            fut._put(RequestTimeout("no time left for %s (timeout 0): not sent" % method))
+            fut._put(RequestTimeout("no time left for %s (timeout 0 or less): not sent" % method))
             return fut
         fut._keepalive, fut._intercept = keepalive, intercept
         self.dispatcher.add(fut, subscription)

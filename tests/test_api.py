@@ -9,13 +9,13 @@
 - call_tool takes **kwargs; a callback that raises ends the call with an McpError in both eras.
 """
 import concurrent.futures
+import importlib.util
 import inspect
 import json
 import logging
 import os
 import pydoc
 import re
-import shutil
 import subprocess
 import sys
 import threading
@@ -343,9 +343,7 @@ def test_no_typing_at_run_time():
 
 
 def test_mypy_strict_on_the_typed_example_and_the_module():
-    try:
-        import mypy  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("mypy") is None:
         pytest.skip("mypy is not installed (tests/requirements.txt installs it on CPython only)")
     folder = os.path.join(ROOT, "tests", "typing")
     done = subprocess.run([sys.executable, "-m", "mypy", "--config-file", os.path.join(folder, "mypy.ini"),
