@@ -166,6 +166,9 @@ _META_PREFIX = "io.modelcontextprotocol/"
 TASKS_EXTENSION = _META_PREFIX + "tasks"  # 2026-07-28 tasks; always declared: we follow any task
 SKILLS_EXTENSION = _META_PREFIX + "skills"  # SEP-2640; always declared: list_skills(), read_skill()
 _RELATED_TASK = _META_PREFIX + "related-task"
+_LOG_LEVEL = _META_PREFIX + "logLevel"  # 2026-07-28: a request's wish for log messages
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")  # RFC 5424 order
+_TRACE_KEYS = ("traceparent", "tracestate", "baggage")  # W3C trace context in _meta (SEP-414)
 _CLIENT_INFO = {"name": "mcp_min", "version": __version__}
 
 
@@ -855,6 +858,71 @@ def _apply_defaults(params, result):
     return dict(result, content=content)
 
 
+# -- declared capabilities ---------------------------------------------------------
+# Extension ids follow the _meta key rules, with the prefix required: dot-separated labels, a slash, a name.
+_EXTENSION_ID = re.compile(r"(?:[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.)*[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?/"
+                           r"(?:[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)?\Z")
+
+
+def _merge_patch(target, patch):
+    """``target`` with ``patch`` applied as a JSON Merge Patch (RFC 7396): objects merge key by
+    key, None removes a key, any other value replaces.  Neither argument is changed."""
+    if not isinstance(patch, dict):
+        return patch
+    out = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            out.pop(key, None)
+        else:
+            out[key] = _merge_patch(out.get(key), value)
+    return out
+
+
+def _check_capabilities(patch, callbacks):
+    """The ``capabilities=`` option, checked once: a dict of objects (or None to withdraw one of
+    ours), extension ids well formed, and nothing served by a callback declared without it."""
+    if patch is None:
+        return None
+    if not isinstance(patch, dict) or not all(isinstance(v, dict) or v is None for v in patch.values()):
+        raise ValueError("capabilities must be a dict of capability objects (None withdraws one), not %r"
+                         % (patch,))
+    for key in ("extensions", "experimental"):
+        for name, value in (patch.get(key) or {}).items():
+            if not (isinstance(value, dict) or value is None) or key == "extensions" and not (
+                    isinstance(name, str) and _EXTENSION_ID.match(name)):
+                raise ValueError("capabilities[%r] must map %s to objects, not %r: %r"
+                                 % (key, "ids like 'com.example/name'" if key == "extensions" else "names",
+                                    name, value))
+    needs = {"roots": "roots", "sampling": "sampling", "elicitation": "elicitation"}
+    for key, callback in needs.items():
+        given = patch.get(key)
+        if given is not None and callbacks.get(callback) is None and not (
+                key == "elicitation" and callbacks.get("url_elicitation") is not None and "form" not in given):
+            raise ValueError("capabilities declare %r, but no %s= callback would answer it" % (key, callback))
+    if (patch.get("elicitation") or {}).get("url") is not None and callbacks.get("url_elicitation") is None:
+        raise ValueError("capabilities declare URL elicitation, but no url_elicitation= callback would answer it")
+    _to_json(patch)  # ValueError now for what JSON cannot carry
+    return patch
+
+
+# -- trace context (SEP-414) ---------------------------------------------------------
+_TRACEPARENT = re.compile(r"[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}\Z")  # W3C: version-trace-parent-flags
+
+
+def _trace_meta(given):
+    """What the ``trace_context`` hook returned, checked: None or {} (no trace), else W3C
+    ``traceparent`` (and optionally ``tracestate``, ``baggage``) as strings, for a request's _meta."""
+    if not given:
+        return {}
+    if not isinstance(given, dict) or not set(given) <= set(_TRACE_KEYS) or not all(
+            isinstance(v, str) for v in given.values()):
+        raise ValueError("trace_context must return a dict of %s strings, not %r" % ("/".join(_TRACE_KEYS), given))
+    if "traceparent" in given and not _TRACEPARENT.match(given["traceparent"]):
+        raise ValueError("trace_context returned a traceparent that is not W3C trace context "
+                         "('00-<32 hex>-<16 hex>-<2 hex>'): %r" % (given["traceparent"],))
+    return given
+
+
 # -- skills (SEP-2640) ----------------------------------------------------------
 # A skill is a SKILL.md (YAML frontmatter, then Markdown) and other files, each a resource.  Its
 # entry (skills/list, skills/get) gives each file's size and sha256 digest, and the frontmatter
@@ -1269,6 +1337,16 @@ def _is_loopback(host):
     return host in ("localhost", "127.0.0.1", "::1") or host.startswith("127.")
 
 
+def _fingerprint(credentials):
+    """An opaque digest of credential headers (not the credentials), or None for none.  A DPoP
+    proof is left out: it is new on every request, while the token it proves stays the same."""
+    kept = sorted((str(k).lower(), str(v)) for k, v in credentials.items() if str(k).lower() != "dpop")
+    if not kept:
+        return None
+    import hashlib  # (the HTTP engine's urllib.request has imported it already)
+    return hashlib.sha256(_to_json(kept).encode("utf-8")).hexdigest()
+
+
 def _redact(headers):
     """Headers for a log line, credentials replaced."""
     secret = ("authorization", "cookie", "proxy-authorization", "x-api-key", "api-key", "mcp-session-id", "dpop")
@@ -1352,6 +1430,9 @@ class _Transport(object):
         carries_headers: True where each request has HTTP headers of its own (then
             the 2026-07-28 ``Mcp-Param-*`` headers apply, which need tools/list first).
         stderr_tail: the last lines a stdio server wrote to stderr.
+        authorization: a fingerprint of the credentials the auth plug-in gave the
+            last request (None: none), so a "private" cached result is never served
+            under other credentials.
 
     Methods:
         start(router): connect, then deliver to ``router.receive(msg)``,
@@ -1377,6 +1458,7 @@ class _Transport(object):
     name = "the server"
     carries_headers = False
     stderr_tail = ()
+    authorization = None
     _router = None
 
     def start(self, router):
@@ -2140,6 +2222,7 @@ class _HttpEngine(object):
         self._idle = {}  # (scheme, host, tunnel host) -> [idle connections]
         self._tls = None
         self._closed = False
+        self.authorization = None  # the fingerprint of what the auth plug-in last gave (see _Transport)
 
     def request(self, method, url, headers, body=None, deadline=None, auth=None, cut=None, secure=False):
         """Send one request and return its _Answer, whatever the status (a non-2xx
@@ -2152,7 +2235,9 @@ class _HttpEngine(object):
         for attempt in range(MAX_AUTH_RETRIES + 1):
             sent = dict(headers)
             if auth is not None:
-                sent.update(_clean_headers(auth.headers(method, url) or {}, "auth header"))
+                given = _clean_headers(auth.headers(method, url) or {}, "auth header")
+                sent.update(given)
+                self.authorization = _fingerprint(given)
             answer = self._follow(method, url, sent, body, deadline, cut, secure)
             challenge = getattr(auth, "challenge", None)
             if answer.status not in (401, 403) or challenge is None or attempt == MAX_AUTH_RETRIES \
@@ -2399,6 +2484,10 @@ class _StreamableHttpTransport(_Transport):
 
     def configure(self, version, modern):
         self._version, self._modern = version, modern
+
+    @property
+    def authorization(self):
+        return self._engine.authorization
 
     # -- headers -----------------------------------------------------------------
     def _base_headers(self, accept="application/json, text/event-stream"):
@@ -2683,6 +2772,10 @@ class _SseTransport(_Transport):
     def configure(self, version, modern):
         self._version = version
 
+    @property
+    def authorization(self):
+        return self._engine.authorization
+
     def _headers_for(self, accept):
         h = {"Accept": accept, "User-Agent": "mcp_min/" + __version__}
         h.update(self._headers)
@@ -2859,8 +2952,9 @@ class _Inbox(object):
     reader, or the thread that read an HTTP answer); user code runs on workers."""
 
     def __init__(self, send_answer, cache, tasks, roots=None, sampling=None, elicitation=None,
-                 url_elicitation=None, on_log=None, on_notification=None):
+                 url_elicitation=None, on_log=None, on_notification=None, capabilities=None):
         self.roots, self.sampling, self.elicitation = roots, sampling, elicitation
+        self.declared = capabilities  # the caller's patch over what we declare (Client's capabilities=)
         self.url_elicitation = url_elicitation
         self.on_log, self.on_notification = on_log, on_notification
         self._tasks = tasks
@@ -2877,7 +2971,8 @@ class _Inbox(object):
         self._serving = {}  # id of a server request being answered -> True once the server cancelled it
 
     def capabilities(self, modern, version=None):
-        """What we declare: a capability per callback given, tasks (we follow any) and skills."""
+        """What we declare: a capability per callback given, tasks (we follow any) and skills;
+        then the caller's ``capabilities=`` over that, as a JSON Merge Patch."""
         inbox, caps = self, {}
         newest = modern or (version or "") >= "2025-11-25"  # URL elicitation and tasks came then
         if inbox.roots is not None:
@@ -2895,7 +2990,7 @@ class _Inbox(object):
             caps["extensions"][TASKS_EXTENSION] = {}
         elif newest:
             caps["tasks"] = {}
-        return caps
+        return caps if inbox.declared is None else _merge_patch(caps, inbox.declared)
 
     # -- requests ------------------------------------------------------------------
     def take_request(self, msg):
@@ -2954,6 +3049,9 @@ class _Inbox(object):
         if method == "roots/list" and self.roots is not None:
             return _roots_result(self.roots)
         if method == "sampling/createMessage" and self.sampling is not None:
+            if ("tools" in params or "toolChoice" in params) and "tools" not in (
+                    (self.declared or {}).get("sampling") or {}):  # SEP-1577: a client MUST refuse them then
+                raise RequestError(INVALID_PARAMS, "mcp_min client did not declare sampling.tools")
             return self.sampling(params)
         if method == "elicitation/create":
             mode = params.get("mode", "form")
@@ -3020,6 +3118,8 @@ class _Inbox(object):
                 sub_id = rid
         for stale in _CHANGED_LISTS.get(method, ()):
             self._list_cache.drop(stale)
+        if method == "notifications/resources/updated":
+            self._list_cache.drop("resources/read", params.get("uri"))
         sub = self.dispatcher.subscription(sub_id) if sub_id is not None else None
         if sub is not None:
             self.events.put(sub._deliver, method, params)
@@ -3044,26 +3144,62 @@ class _Inbox(object):
             worker.stop()
 
 
-class _ListCache(object):
-    """Lists as the server last sent them, while its ttlMs allows (2026-07-28)."""
+class _Cache(object):
+    """Results as the server last sent them, while their ``ttlMs`` allows (2026-07-28): the
+    lists, ``resources/read`` by URI and ``server/discover``.  Keys are (method, URI or None).
+
+    A ``cacheScope: "private"`` result (and one without a scope) is kept with the
+    authorization context it was fetched under (the transport's ``authorization``) and is
+    never served under another: a new token, another auth.  "public" ones are served to all.
+    """
 
     def __init__(self):
         self._lock = threading.Lock()
-        self._lists = {}  # list method -> (expiry time, items)
+        self._entries = {}  # (method, uri) -> (expiry time, value, None or (authorization context,))
 
-    def get(self, method):
+    def get(self, key, context):
         with self._lock:
-            entry = self._lists.get(method)
-        return list(entry[1]) if entry is not None and entry[0] > time.monotonic() else None
+            entry = self._entries.get(key)
+            if entry is None:
+                return None
+            if entry[0] <= time.monotonic() or entry[2] is not None and entry[2] != (context,):
+                del self._entries[key]  # stale, or another authorization context's: fetch again
+                return None
+        return list(entry[1]) if isinstance(entry[1], list) else dict(entry[1])
 
-    def put(self, method, items, ttl_ms):
+    def put(self, key, value, ttl_ms, scope, context):
         if ttl_ms > 0:
             with self._lock:
-                self._lists[method] = (time.monotonic() + ttl_ms / 1000.0, list(items))
+                self._entries[key] = (time.monotonic() + ttl_ms / 1000.0, value,
+                                      None if scope == "public" else (context,))
 
-    def drop(self, method):
+    def drop(self, method, uri=None):
+        """Forget ``method``'s entries (with ``uri``: those of that resource and the ones it is under)."""
         with self._lock:
-            self._lists.pop(method, None)
+            for key in [k for k in self._entries if k[0] == method and (
+                    uri is None or isinstance(uri, str) and uri.startswith(k[1] or ""))]:
+                del self._entries[key]
+
+
+def _ttl_of(result):
+    """A cacheable result's ``ttlMs`` as a number we can add (0: not to be kept)."""
+    ttl = result.get("ttlMs")
+    return min(ttl, int(LONGEST_WAIT * 1000)) if type(ttl) is int and ttl > 0 else 0
+
+
+class _Keep(object):
+    """The ``finish`` of a cacheable request: the result goes into the cache, unless it came
+    out of input rounds (those are never cached) or the credentials changed meanwhile."""
+
+    def __init__(self, session, key):
+        self.session, self.key = session, key
+        self.context = session.transport.authorization  # what the request is about to carry
+        self.after_input = False
+
+    def __call__(self, result):
+        if not self.after_input:
+            self.session.keep(self.key, result, _ttl_of(result), result.get("cacheScope"), self.context)
+        return result
 
 
 _INPUT_METHODS = ("tools/call", "prompts/get", "resources/read")  # may answer input_required
@@ -3081,14 +3217,16 @@ class _Era(object):
     and over HTTP the x-mcp-header table behind the Mcp-Param-* headers.  Replaced
     whole when the era changes, so a request never sees half of one."""
 
-    def __init__(self, version=None, modern=False, capabilities=None, client_info=None):
+    def __init__(self, version=None, modern=False, capabilities=None, client_info=None, defaults=None):
         self.version, self.modern = version, modern
         self.tool_headers = None  # tool name -> x-mcp-header paths, once tools/list was read
         self._meta = self._meta_json = None
         if modern:
-            self._meta = {_META_PREFIX + "protocolVersion": version,
-                          _META_PREFIX + "clientCapabilities": capabilities,
-                          _META_PREFIX + "clientInfo": client_info}
+            self._required = {_META_PREFIX + "protocolVersion": version,
+                              _META_PREFIX + "clientCapabilities": capabilities,
+                              _META_PREFIX + "clientInfo": client_info}
+            # ``defaults`` (the client-wide log level) give way to a request's own _meta keys.
+            self._meta = dict(defaults or (), **self._required)
             self._meta_json = _to_json(self._meta)
 
     def encode(self, msg):
@@ -3100,8 +3238,9 @@ class _Era(object):
         if self._meta_json is None:
             return _encode_line(msg)
         params = msg.get("params")
-        if params and "_meta" in params:  # the caller's own _meta: merge (keys of ours win)
-            meta = dict(_meta_of(params), **self._meta)
+        if params and "_meta" in params:  # the caller's own _meta: merge (our required keys win)
+            meta = dict(self._meta, **_meta_of(params))
+            meta.update(self._required)
             return _encode_line(dict(msg, params=dict(params, _meta=meta)))
         body = _to_json(params) if params else "{}"
         text = '{"jsonrpc":"2.0","id":%d,"method":%s,"params":%s%s"_meta":%s}}' % (
@@ -3136,10 +3275,17 @@ class _Session(object):
     """
 
     def __init__(self, make_transport, timeout=DEFAULT_TIMEOUT, protocol_version="auto",
-                 probe_timeout=PROBE_TIMEOUT, client_info=None, **callbacks):
+                 probe_timeout=PROBE_TIMEOUT, client_info=None, log_level=None, trace_context=None, **callbacks):
         if protocol_version != "auto" and protocol_version not in SUPPORTED_VERSIONS:
             raise ValueError("protocol_version must be 'auto' or one of %s, not %r"
                              % (", ".join(SUPPORTED_VERSIONS), protocol_version))
+        if log_level is not None and log_level not in LOG_LEVELS:
+            raise ValueError("log_level must be None or one of %s, not %r" % (", ".join(LOG_LEVELS), log_level))
+        if trace_context is not None and not callable(trace_context):
+            raise ValueError("trace_context must be a callable returning {'traceparent': ...}, not %r"
+                             % (trace_context,))
+        self.log_level = log_level  # client-wide: every 2026-07-28 request's _meta, else logging/setLevel
+        self.trace_context = trace_context
         self._make_transport = make_transport
         self.timeout = timeout
         self.wanted_version = protocol_version
@@ -3149,7 +3295,7 @@ class _Session(object):
         self.server_info = {}
         self.server_capabilities = {}
         self.instructions = None
-        self.list_cache = _ListCache()
+        self.list_cache = _Cache()
         self.tasks = _Tasks(self)
         self.inbox = _Inbox(self._send_answer, self.list_cache, self.tasks, **callbacks)
         self.dispatcher = self.inbox.dispatcher = _Dispatcher(self.inbox.take_request, self.inbox.take_notification,
@@ -3171,7 +3317,8 @@ class _Session(object):
 
     def _set_era(self, version, modern):
         """The one place era state changes; the transport hears of it here."""
-        self.era = _Era(version, modern, self.inbox.capabilities(True), self.client_info)
+        self.era = _Era(version, modern, self.inbox.capabilities(True), self.client_info,
+                        {_LOG_LEVEL: self.log_level} if self.log_level else None)
         self.inbox.modern = modern
         self.transport.configure(version, modern)
 
@@ -3232,6 +3379,8 @@ class _Session(object):
         meta = result.get("_meta")
         info = meta.get(_META_PREFIX + "serverInfo") if isinstance(meta, dict) else None
         self.server_info = info if isinstance(info, dict) else {}
+        self.keep(("server/discover", None), result, _ttl_of(result), result.get("cacheScope"),
+                  self.transport.authorization)
         return chosen
 
     def _legacy(self, version, why):
@@ -3275,6 +3424,11 @@ class _Session(object):
         # they hear notifications/initialized, and need a stream to say them on.
         self.transport.after_handshake()
         self.notify("notifications/initialized")
+        if self.log_level and "logging" in self.server_capabilities:  # the handshake era's client-wide level
+            try:
+                self.request("logging/setLevel", {"level": self.log_level}, _remaining(deadline))
+            except RequestError as e:
+                _log.warning("%s refused logging/setLevel %s: %s", self.transport.name, self.log_level, e)
 
     def _restart_session(self, expired):
         """HTTP 404 on our session: the server forgot it.  Shake hands again, once for
@@ -3309,6 +3463,9 @@ class _Session(object):
         if progress is not None:
             params = dict(params or ())
             params["_meta"] = dict(_meta_of(params), progressToken=rid)
+        if self.trace_context is not None:  # on the caller's thread, where its current span is
+            params = dict(params or ())
+            params["_meta"] = dict(_trace_meta(self.trace_context()), **_meta_of(params))
         msg = _request(rid, method, params)
         era = self.era
         data = era.encode(msg)  # ValueError for what JSON cannot carry, before anything is pending
@@ -3443,6 +3600,8 @@ class _Session(object):
                 raise McpError("%s answered with resultType %r, which mcp_min does not know"
                                % (fut.method, _shorten(kind, 100) if isinstance(kind, str) else kind))
             asked = _field(result, "inputRequests", dict, fut.method, {})
+            if isinstance(fut.finish, _Keep):
+                fut.finish.after_input = True  # what answers made is never cached (spec)
             params = dict(fut.params or ())
             params.pop("inputResponses", None)
             params.pop("requestState", None)
@@ -3457,16 +3616,16 @@ class _Session(object):
     def list_all(self, method, key, refresh=False):
         """Every page of a list, from the cache while the server's ttlMs allows."""
         if not refresh:
-            cached = self.list_cache.get(method)
+            cached = self.list_cache.get((method, None), self.transport.authorization)
             if cached is not None:
                 return cached
-        items, cursor, seen, ttl = [], None, set(), None
+        items, cursor, seen, ttl, scope = [], None, set(), None, "public"
+        context = self.transport.authorization
         for _ in range(MAX_PAGES):
             result = self.request(method, {"cursor": cursor} if cursor is not None else None)
             items.extend(_field(result, key, list, method, []))
-            page_ttl = result.get("ttlMs")
-            page_ttl = min(page_ttl, int(LONGEST_WAIT * 1000)) if type(page_ttl) is int and page_ttl > 0 else 0
-            ttl = page_ttl if ttl is None else min(ttl, page_ttl)
+            ttl = _ttl_of(result) if ttl is None else min(ttl, _ttl_of(result))
+            scope = scope if result.get("cacheScope") == "public" else "private"  # one private page: all
             cursor = result.get("nextCursor")
             if cursor is None or (cursor == "" and not self.modern):  # 2026: "" is a real cursor
                 break
@@ -3478,8 +3637,23 @@ class _Session(object):
             seen.add(cursor)
         else:
             raise McpError("%s returned more than %d pages; stopping" % (method, MAX_PAGES))
-        self.list_cache.put(method, items, ttl)
+        self.keep((method, None), list(items), ttl, scope, context)
         return list(items)
+
+    def keep(self, key, value, ttl_ms, scope, context):
+        """Cache a result fetched under authorization ``context``, unless that changed meanwhile
+        (then which one it was fetched under is unknown)."""
+        if context == self.transport.authorization:
+            self.list_cache.put(key, value, ttl_ms, scope, context)
+
+    def cached(self, method, params, uri=None, refresh=False, timeout=_DEFAULT):
+        """A cacheable request's result (resources/read, server/discover): from the cache while
+        fresh for this authorization, else asked for and kept for its ``ttlMs``."""
+        if not refresh:
+            hit = self.list_cache.get((method, uri), self.transport.authorization)
+            if hit is not None:
+                return hit
+        return self.request(method, params, timeout, finish=_Keep(self, (method, uri)) if self.modern else None)
 
     def list_tools(self, refresh=False):
         tools = self.list_all("tools/list", "tools", refresh)
@@ -4112,6 +4286,18 @@ class Client(object):
         auth: for HTTP servers, an ``OAuth`` object or any object with
             ``headers(method, url) -> dict`` and, optionally,
             ``challenge(method, url, status, headers, sent) -> bool`` (see OAuth).
+        capabilities: more to declare, applied as a JSON Merge Patch (RFC 7396)
+            over what mcp_min declares itself, in both eras: e.g.
+            ``{"sampling": {"tools": {}}, "extensions": {"io.modelcontextprotocol/ui": {...}}}``;
+            ``None`` as a value withdraws one of ours.  Roots, sampling and
+            elicitation need their callback.
+        log_level: ``"debug"`` ... ``"emergency"``: the server's log messages
+            wanted at that level and above, on every 2026-07-28 request
+            (``_meta`` ``io.modelcontextprotocol/logLevel``; a request's own
+            ``_meta`` key wins), else one ``logging/setLevel`` after the handshake.
+        trace_context: ``f() -> {"traceparent": ..., "tracestate": ...}`` (or
+            None), called on the sending thread for every request; the W3C trace
+            context goes into its ``_meta`` (SEP-414).
 
     Every callback runs on a worker thread, never on one that reads from the
     server.  A per-call ``timeout`` may be None (or infinity) for no deadline.
@@ -4124,8 +4310,10 @@ class Client(object):
     def __init__(self, server, *, timeout=DEFAULT_TIMEOUT, protocol_version="auto", env=None, inherit_env=False,
                  cwd=None, headers=None, roots=None, sampling=None, elicitation=None, on_log=None,
                  on_notification=None, on_stderr=None, client_info=None, probe_timeout=PROBE_TIMEOUT, auth=None,
-                 url_elicitation=None):
+                 url_elicitation=None, capabilities=None, log_level=None, trace_context=None):
         timeout = _client_timeout(timeout, "timeout")
+        capabilities = _check_capabilities(capabilities, {"roots": roots, "sampling": sampling, "elicitation": (
+            elicitation), "url_elicitation": url_elicitation})
         probe_timeout = _client_timeout(probe_timeout, "probe_timeout")
         if auth is not None and not callable(getattr(auth, "headers", None)):
             raise ValueError("auth must have a headers(method, url) method (see OAuth), not %r" % (auth,))
@@ -4145,9 +4333,10 @@ class Client(object):
             def make_transport(events):
                 stderr = (lambda line: events.put(on_stderr, line)) if on_stderr is not None else None
                 return _StdioTransport(argv, env, inherit_env, cwd, stderr, timeout)
-        session = _Session(make_transport, timeout, protocol_version, probe_timeout, client_info, roots=roots,
-                           sampling=sampling, elicitation=elicitation, url_elicitation=url_elicitation,
-                           on_log=on_log, on_notification=on_notification)
+        session = _Session(make_transport, timeout, protocol_version, probe_timeout, client_info, log_level,
+                           trace_context, roots=roots, sampling=sampling, elicitation=elicitation,
+                           url_elicitation=url_elicitation, on_log=on_log, on_notification=on_notification,
+                           capabilities=capabilities)
         self._session = session
         # A dropped Client still reaps its server: the session holds no reference back to us.
         # (On PyPy, without reference counting, that happens at a collection or at exit.)
@@ -4286,12 +4475,13 @@ class Client(object):
         """All prompts (every page)."""
         return self._session.list_all("prompts/list", "prompts", refresh)
 
-    def read_resource(self, uri, *, timeout=_DEFAULT):
+    def read_resource(self, uri, *, timeout=_DEFAULT, refresh=False):
         """Read a resource; returns the result dict (its ``contents`` list holds the data).
+        Served from cache while a 2026-07-28 server's ``ttlMs`` allows, unless ``refresh``.
 
         Raises ResourceNotFound for an unknown URI."""
         try:
-            return self._session.request("resources/read", {"uri": uri}, _timeout_arg(timeout, _DEFAULT))
+            return self._session.cached("resources/read", {"uri": uri}, uri, refresh, _timeout_arg(timeout, _DEFAULT))
         except RequestError as e:
             if e.code in (RESOURCE_NOT_FOUND, INVALID_PARAMS) and not isinstance(e, ResourceNotFound):
                 raise ResourceNotFound(e.code, e.message, e.data, e.method)
@@ -4344,6 +4534,13 @@ class Client(object):
                           "params={'_meta': {'io.modelcontextprotocol/logLevel': level}}))")
         self._session.request("logging/setLevel", {"level": level})
 
+    def discover(self, refresh=False):
+        """The server's ``server/discover`` result (2026-07-28): versions, capabilities,
+        instructions.  The one from connecting is served while its ``ttlMs`` allows, unless
+        ``refresh``."""
+        self._modern_only("server/discover")
+        return self._session.cached("server/discover", {}, None, refresh)
+
     def ping(self, *, timeout=_DEFAULT):
         """Check the server answers (2026-07-28 has no ping: server/discover stands in)."""
         self._session.request("server/discover" if self._session.modern else "ping", None,
@@ -4365,6 +4562,11 @@ class Client(object):
             wanted["resourceSubscriptions"] = list(resource_uris)
         session.listen(sub, wanted)
         return sub
+
+    def _modern_only(self, method):
+        if not self._session.modern:
+            raise McpError("%s does not exist in protocol %s (server_capabilities, server_info and "
+                           "instructions hold what initialize said)" % (method, self._session.protocol_version))
 
     def _legacy_only(self, method, instead):
         if self._session.modern:
