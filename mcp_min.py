@@ -1943,6 +1943,130 @@ class _StdioTransport(_Transport):
         self._wait(CLOSE_GRACE)
 
 
+# -- streams: the stdio framing over byte streams the caller already has ----------------
+
+def _fd_of(stream, what):
+    """The descriptor of a stream given to Client.over(): an int, or anything with fileno()."""
+    try:
+        fd = stream if type(stream) is int else stream.fileno()
+    except (AttributeError, OSError, ValueError) as e:
+        raise ValueError("the %s must be a file descriptor or have fileno() (a socket, a pipe end, a binary "
+                         "file), not %r (%s)" % (what, stream, e))
+    if type(fd) is not int or fd < 0:
+        raise ValueError("the %s has no usable file descriptor: %r" % (what, stream))
+    return fd
+
+
+class _NoProcess(object):
+    """Stands in for the server process where the stdio reader looks for its input
+    (``proc.stdout.fileno()``) when there is no process: the stream transport's reader."""
+
+    def __init__(self, fd):
+        self.stdout, self._fd = self, fd
+
+    def fileno(self):
+        return self._fd
+
+
+class _StreamTransport(_StdioTransport):
+    """The stdio framing (one JSON message per line) over byte streams the caller already
+    has: a connected socket, or a reader and a writer (``os.pipe()`` ends, binary files,
+    anything with ``fileno()``).  No process.  The stdio transport's reader and its
+    deadline-bounded writer thread do the work, so the caller's descriptors keep their
+    blocking mode.  The transport owns the streams from now on.
+
+    close() shuts a socket down (which ends its reader and a stuck write at once), else
+    closes the writer (EOF: the server should end its output, as stdio servers do); then it
+    joins the reader and closes the streams.  Ended streams cannot be reopened."""
+
+    kind = "streams"
+
+    def __init__(self, reader, writer=None, timeout=DEFAULT_TIMEOUT):
+        import socket
+        writer = reader if writer is None else writer
+        self._rfd, self._wfd = _fd_of(reader, "reader"), _fd_of(writer, "writer")
+        self._streams = [reader] if self._rfd == self._wfd else [writer, reader]  # closed in this order
+        self._socket = next((s for s in (reader, writer) if isinstance(s, socket.socket)), None)
+        if self._socket is not None and os.name == "nt":
+            raise ValueError("on Windows a socket is not a file descriptor: give Client.over() pipe ends")
+        self.timeout = timeout
+        self.name = "server on %s" % ("descriptor %d" % self._rfd if self._rfd == self._wfd
+                                      else "descriptors %d and %d" % (self._rfd, self._wfd))
+        self.stderr_tail = ()
+        self._write_lock = threading.Lock()
+        self._pid = _pid
+        self._proc = None
+        self._closing = False
+        self._drop_reason = None
+        self._reader = self._stderr_reader = self._writer = None
+
+    def start(self, router):
+        if self._proc is not None:
+            raise ConnectionClosed("%s ended, and streams cannot be reopened" % self.name)
+        self._router = router
+        self._proc = _NoProcess(self._rfd)
+        self._stdin_fd = self._wfd
+        self._writer = _PipeWriter(self._wfd, "mcp_min-writer-streams")
+        try:
+            self._reader = _start_thread(self._read_loop, "mcp_min-reader-streams")
+        except ConnectionClosed:
+            self._writer.close()
+            raise
+
+    # Writes go through the writer thread on every platform (the stdio transport uses it on Windows).
+    _write_all = _StdioTransport._write_windows
+
+    def _kill(self):
+        # A write outlived its deadline (see _drop): half a message may be out, so the stream is over.
+        if self._socket is not None:
+            self._shut_down()  # also ends the reader
+        self._router.closed(ConnectionClosed(self._drop_reason or "%s was dropped" % self.name))
+
+    def _shut_down(self):
+        import socket
+        try:
+            self._socket.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass  # not connected any more
+
+    def _closed_error(self):
+        if self._closing:
+            return ConnectionClosed("client closed the connection to %s" % self.name)
+        return ConnectionClosed(self._drop_reason or "%s ended its output" % self.name)
+
+    def close(self):
+        """Bounded and idempotent; a descriptor another thread may still use stays open (with a warning)."""
+        if self._proc is None or self._closing or _pid != self._pid:
+            return
+        self._closing = True
+        if self._socket is not None:
+            self._shut_down()
+        locked = self._write_lock.acquire(True, CLOSE_GRACE)
+        try:  # an empty write is a barrier: once it is through, no earlier write still uses the writer
+            idle = locked and self._writer.write(b"", time.monotonic() + CLOSE_GRACE)
+            self._writer.close()
+        finally:
+            if locked:
+                self._write_lock.release()
+        if self._reader is not threading.current_thread():
+            if idle and self._rfd != self._wfd:
+                self._close_stream(self._streams[0])  # EOF for the server: it ends its output
+            self._reader.join(CLOSE_GRACE)
+        if not idle:
+            _log.warning("a write to %s is still stuck; its writer stays open", self.name)
+        elif self._reader.is_alive():
+            _log.warning("%s has not ended its output; its reader stays open", self.name)
+        else:
+            self._close_stream(self._streams[-1])
+
+    @staticmethod
+    def _close_stream(stream):
+        try:
+            os.close(stream) if type(stream) is int else stream.close()
+        except OSError:
+            pass
+
+
 # -- HTTP: one engine for every request ----------------------------------------------
 
 class _Deadlines(object):
@@ -4322,6 +4446,11 @@ class Client(object):
 
             def make_transport(events):
                 return _StreamableHttpTransport(server, headers, timeout, auth)
+        elif isinstance(server, _StreamTransport):  # Client.over()
+            server.timeout = timeout
+
+            def make_transport(events):
+                return server
         else:
             if isinstance(server, str):
                 argv = _split_command(server)
@@ -4347,6 +4476,16 @@ class Client(object):
             session.close()
             raise
 
+    @classmethod
+    def over(cls, reader, writer=None, **options):
+        """A client of a server at the other end of byte streams you already have: a
+        connected socket (TCP or Unix, POSIX only) as ``reader`` alone, or a ``reader``
+        and a ``writer`` (``os.pipe()`` ends of a server thread in this process, binary
+        files; ints or anything with ``fileno()``).  The stdio framing and everything
+        above it, no subprocess.  ``options`` are Client's; the client owns the streams:
+        close() closes them (a socket is shut down first)."""
+        return cls(_StreamTransport(reader, writer), **options)
+
     # -- what the server told us ------------------------------------------------
     @property
     def protocol_version(self):
@@ -4370,7 +4509,8 @@ class Client(object):
 
     @property
     def transport(self):
-        """``"stdio"``, ``"streamable-http"`` or ``"sse"`` (the legacy HTTP+SSE transport)."""
+        """``"stdio"``, ``"streamable-http"``, ``"sse"`` (the legacy HTTP+SSE transport) or
+        ``"streams"`` (Client.over())."""
         return self._session.transport.kind
 
     @property
