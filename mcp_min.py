@@ -3289,12 +3289,12 @@ class _Cache(object):
             if entry[0] <= time.monotonic() or entry[2] is not None and entry[2] != (context,):
                 del self._entries[key]  # stale, or another authorization context's: fetch again
                 return None
-        return list(entry[1]) if isinstance(entry[1], list) else dict(entry[1])
+        return _copy(entry[1])
 
     def put(self, key, value, ttl_ms, scope, context):
         if ttl_ms > 0:
             with self._lock:
-                self._entries[key] = (time.monotonic() + ttl_ms / 1000.0, value,
+                self._entries[key] = (time.monotonic() + ttl_ms / 1000.0, _copy(value),
                                       None if scope == "public" else (context,))
 
     def drop(self, method, uri=None):
@@ -3303,6 +3303,11 @@ class _Cache(object):
             for key in [k for k in self._entries if k[0] == method and (
                     uri is None or isinstance(uri, str) and uri.startswith(k[1] or ""))]:
                 del self._entries[key]
+
+
+def _copy(value):
+    """A cached list or result as the caller gets it: a copy of its top level, as lists always were."""
+    return list(value) if isinstance(value, list) else dict(value)
 
 
 def _ttl_of(result):
