@@ -92,7 +92,8 @@ __version__ = "0.2.0"
 __all__ = [
     "Client", "Future", "Subscription", "McpError", "RequestError", "ResourceNotFound",
     "ToolError", "ConnectionClosed", "RequestTimeout", "RequestCancelled", "HttpError",
-    "AuthRequired", "AuthError", "SkillVerificationError", "OAuth", "Task", "UrlElicitationRequired", "main",
+    "AuthRequired", "AuthError", "SkillVerificationError", "OAuth", "Task", "UrlElicitationRequired", "Group",
+    "main",
 ]
 
 _log = logging.getLogger("mcp_min")
@@ -4815,6 +4816,140 @@ class Client(object):
     def __repr__(self):
         s = self._session
         return "<mcp_min.Client %s %s %s>" % (s.transport.kind, s.transport.name, s.protocol_version)
+
+
+# ---------------------------------------------------------------------------
+# Groups: every server of an mcpServers configuration at once (an add-on over Client)
+# ---------------------------------------------------------------------------
+
+def _client_args(name, entry, options):
+    """Client's arguments for one ``mcpServers`` entry: (server, options)."""
+    if not isinstance(entry, dict):
+        raise ValueError("server %r: an entry is an object with command or url, not %r" % (name, entry))
+    options = dict(options)
+    if isinstance(entry.get("url"), str):
+        if entry.get("headers"):
+            options["headers"] = dict(options.get("headers") or {}, **entry["headers"])
+        return entry["url"], options
+    if isinstance(entry.get("command"), str):
+        if entry.get("env"):
+            options["env"] = dict(options.get("env") or {}, **entry["env"])
+        if entry.get("cwd"):
+            options["cwd"] = entry["cwd"]
+        return [entry["command"]] + list(entry.get("args") or []), options
+    raise ValueError("server %r has neither a command nor a url" % (name,))
+
+
+def _in_parallel(items, fn, what):
+    """``fn(name, item)`` for every item at once, one thread each; name -> (value, error)."""
+    out = {}
+
+    def run(name, item):
+        try:
+            out[name] = (fn(name, item), None)
+        except Exception as e:  # one server's failure is that server's, never the group's
+            out[name] = (None, e)
+    threads = []
+    for name, item in items.items():
+        try:
+            threads.append(_start_thread(run, "mcp_min-group-%s" % name, (name, item), what))
+        except ConnectionClosed as e:
+            out[name] = (None, e)
+    for thread in threads:
+        thread.join()  # each Client call is bounded by its own timeout
+    return out
+
+
+class Group(object):
+    """Every server of an ``mcpServers`` configuration, connected in parallel; their tools
+    under ``"<server><separator><tool>"`` names.
+
+    Args:
+        config: ``{"mcpServers": {name: entry}}`` (or just ``{name: entry}``), or the path of
+            such a JSON file.  An entry is ``{"command", "args", "env", "cwd"}`` (stdio) or
+            ``{"url", "headers"}`` (HTTP); ``"disabled": true`` leaves it out.
+        separator: between server and tool names (default ``"."``).  A server is found by
+            the longest name that matches, so tool names may contain it too.
+        options: Client options for every server (``timeout=``, ``inherit_env=``, ``auth=``...).
+
+    ``clients`` maps each server that connected to its Client; ``errors`` maps the others
+    (and any whose ``list_tools()`` failed) to the exception that stopped them.  One server
+    failing never fails the rest.  ``close()`` closes them all at once.
+    """
+
+    def __init__(self, config, *, separator=".", **options):
+        if not isinstance(separator, str) or not separator:
+            raise ValueError("separator must be a non-empty string, not %r" % (separator,))
+        if isinstance(config, (str, os.PathLike)):
+            try:
+                with open(config, encoding="utf-8") as f:
+                    config = json.load(f)
+            except (OSError, ValueError) as e:
+                raise ValueError("cannot read the server configuration %s: %s" % (config, e))
+        servers = config.get("mcpServers", config) if isinstance(config, dict) else None
+        if not isinstance(servers, dict):
+            raise ValueError("config must be an mcpServers object (name -> entry), not %r" % (config,))
+        servers = {n: e for n, e in servers.items() if not (isinstance(e, dict) and e.get("disabled"))}
+        self.separator = separator
+
+        def connect(name, entry):
+            server, own = _client_args(name, entry, options)
+            return Client(server, **own)
+        done = _in_parallel(servers, connect, "connect to a server")
+        self.clients = {name: c for name, (c, e) in sorted(done.items()) if e is None}
+        self.errors = {name: e for name, (c, e) in sorted(done.items()) if e is not None}
+
+    def list_tools(self, refresh=False):
+        """Every connected server's tools (asked in parallel), each a copy named
+        ``server + separator + tool``; a server that fails here moves to ``errors``."""
+        done = _in_parallel(self.clients, lambda name, c: c.list_tools(refresh), "list a server's tools")
+        tools = []
+        for name, (listed, error) in sorted(done.items()):
+            if error is not None:
+                self.errors[name] = error
+                continue
+            tools.extend(dict(t, name=name + self.separator + str(t.get("name"))) for t in listed
+                         if isinstance(t, dict))
+        return tools
+
+    def client(self, name):
+        """The Client of the server named ``name`` (McpError if it did not connect)."""
+        if name in self.clients:
+            return self.clients[name]
+        why = self.errors.get(name)
+        raise McpError("no connected server %r%s (connected: %s)" % (
+            name, ": %s" % why if why is not None else "", ", ".join(self.clients) or "none"))
+
+    def call(*args, timeout=_DEFAULT, progress=None, **kwargs):
+        """call(name, arguments=None, /, *, timeout=None, progress=None, **kwargs)
+
+        Call ``"server.tool"`` (with the group's separator); as Client.call otherwise."""
+        self, name, arguments = _positional(args, ("name", "arguments"), "call(name, arguments=None, **kwargs)")
+        server, tool = self._split(name)
+        return self.client(server).call(tool, arguments, timeout=timeout, progress=progress, **kwargs)
+
+    def _split(self, name):
+        if not isinstance(name, str):
+            raise ValueError("a tool name is a string, not %r" % (name,))
+        known = sorted(set(self.clients) | set(self.errors), key=len, reverse=True)
+        for server in known:
+            if name.startswith(server + self.separator):
+                return server, name[len(server) + len(self.separator):]
+        raise McpError("%r names no server of this group (servers: %s; separator %r)"
+                       % (name, ", ".join(sorted(known)) or "none", self.separator))
+
+    def close(self):
+        """Close every client at once (idempotent)."""
+        _in_parallel(self.clients, lambda name, c: c.close(), "close a server")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        return "<mcp_min.Group %d connected, %d failed>" % (len(self.clients), len(self.errors))
 
 
 # ---------------------------------------------------------------------------
