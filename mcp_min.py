@@ -15,14 +15,18 @@ How it works
 Layers, top to bottom of this file: constants; errors; a JSON-RPC core with no
 I/O (message building, ``Future``, and ``_Dispatcher``, which owns request ids,
 the pending requests and the subscriptions, and routes what arrives); pure
-protocol helpers; transports behind one interface (``_Transport``: stdio,
-Streamable HTTP, legacy HTTP+SSE; every HTTP byte goes through ``_HttpEngine``);
-``_Session`` (version negotiation, sending, settling answers) and ``_Inbox``
-(what the server sends unasked); tasks (``Task``: tool calls that run in the
-background); ``Client``; the auth plug-in (``OAuth``); the CLI.
+protocol helpers; transports behind one interface (``_Transport``: stdio, the
+stdio framing over the caller's own streams, Streamable HTTP, legacy HTTP+SSE;
+every HTTP byte goes through ``_HttpEngine``); ``_Session`` (version
+negotiation, sending, settling answers) and ``_Inbox`` (what the server sends
+unasked); tasks (``Task``: tool calls that run in the background); ``Client``;
+``Group`` (many servers at once); the auth plug-in (``OAuth``); the CLI.
 
 Threads.  stdio: ``mcp_min-reader-<pid>`` reads the server's stdout and routes
-every message; ``mcp_min-stderr-<pid>`` keeps the tail of its stderr.  HTTP has
+every message; ``mcp_min-stderr-<pid>`` keeps the tail of its stderr.  Over the
+caller's streams (``Client.over``) ``mcp_min-reader-streams`` reads and
+``mcp_min-writer-streams`` writes.  A ``Group`` connects, lists and closes on
+one ``mcp_min-group-<name>`` thread per server.  HTTP has
 no reader: the thread that POSTs a request reads its answer (JSON or SSE) and
 routes it -- the caller's own thread in ``call()``, one ``mcp_min-http-<id>``
 thread per ``submit()``.  Server-initiated streams have their own reader
