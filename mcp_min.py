@@ -156,6 +156,8 @@ MAX_LOOPBACK_CONNECTIONS = 16  # connections the redirect listener serves at onc
 TASK_POLL_FLOOR = 0.1  # seconds: a task is never polled faster, whatever interval the server suggests.
 TASK_POLL_CEILING = 30.0  # seconds: nor more slowly (a forgotten server must still be noticed).
 TASK_POLL_BACKOFF = 1.0  # no suggestion: poll at the floor, doubling the wait up to this.
+RESET_TOTAL_FACTOR = 10  # reset_on_progress without max_total: at most this many timeouts in all (the spec
+#                          asks for a hard maximum even when progress keeps coming).
 TASK_CANCEL_TIMEOUT = 5.0  # seconds for the tasks/cancel of a call that gives up on its task.
 _TRACE_CHARS = 4000  # a traced message longer than this is shortened in the log.
 
@@ -627,11 +629,17 @@ class Future(object):
                 raise RequestTimeout("no answer to %s within %.3g s (still waiting)" % (self.method, local))
             return answer
         answer = self._take(wait)
+        while answer is None and not _expired(self.deadline):  # postponed meanwhile: wait on
+            answer = self._take(_remaining(self.deadline))
         if answer is not None:
             return answer
         self._withdraw(self, RequestTimeout("no answer to %s within %.3g s%s" % (
             self.method, self.timeout, "; request cancelled" if self.cancellable else "")))
         return self._take(None)  # ours, or the answer that won the race
+
+    def _postpone(self, deadline):
+        """Move the request's deadline (progress came, and the call asked for reset_on_progress)."""
+        self.deadline = deadline
 
     def _take(self, wait):
         """The answer once it is in, or None when ``wait`` seconds (None: no limit) pass first."""
@@ -640,6 +648,24 @@ class Future(object):
         self._arrived.release()  # the latch stays open for every other waiter
         return self._answer
 
+
+
+class _ProgressClock(object):
+    """A request's progress callback when its deadline follows progress (reset_on_progress):
+    each progress notification moves the deadline ``window`` seconds on, never past ``total``
+    (a deadline); the caller's own callback, if any, still gets each one."""
+
+    __slots__ = ("callback", "window", "total")
+
+    def __init__(self, callback, window, total):
+        self.callback, self.window, self.total = callback, window, total
+
+    def tick(self, fut):
+        fut._postpone(min(time.monotonic() + self.window, self.total))
+
+    def __call__(self, progress, total, message):
+        if self.callback is not None:
+            self.callback(progress, total, message)
 
 
 # -- routing -------------------------------------------------------------------
@@ -3224,6 +3250,8 @@ class _Inbox(object):
         if method == "notifications/progress":
             fut = self.dispatcher.pending(params.get("progressToken"))
             if fut is not None and fut.progress is not None:
+                if isinstance(fut.progress, _ProgressClock):  # here, not on a worker: a slow callback must not delay it
+                    fut.progress.tick(fut)
                 self.events.put(fut.progress, params.get("progress"), params.get("total"), params.get("message"))
             elif fut is None:
                 self._tasks.progress(params)
@@ -3584,10 +3612,14 @@ class _Session(object):
             raise self.dispatcher.error
 
     def submit(self, method, params=None, timeout=_DEFAULT, progress=None, finish=None, wait_here=False,
-               cancellable=True, subscription=None, keepalive=None, intercept=None):
+               cancellable=True, subscription=None, keepalive=None, intercept=None, max_total=None):
         """Send a request; return its Future.  ``timeout`` is seconds, None for no deadline, or
         _DEFAULT for the client's.  ``wait_here``: the caller waits next, so HTTP may read the
-        answer on this thread.  Nothing is pending when this raises."""
+        answer on this thread.  ``max_total`` (seconds): the deadline follows progress
+        (reset_on_progress), never past this.  Nothing is pending when this raises."""
+        timeout = self.timeout if timeout is _DEFAULT else timeout
+        if max_total is not None and timeout is not None and not isinstance(progress, _ProgressClock):
+            progress = _ProgressClock(progress, timeout, time.monotonic() + max_total)  # (asks for progress)
         self._check_usable()
         if not isinstance(method, str) or not method:
             raise ValueError("the method must be a non-empty string, not %r" % (method,))
@@ -3603,23 +3635,26 @@ class _Session(object):
         msg = _request(rid, method, params)
         era = self.era
         data = era.encode(msg)  # ValueError for what JSON cannot carry, before anything is pending
-        fut = Future(rid, method, params, self.timeout if timeout is _DEFAULT else timeout, progress,
-                     self._settle, self._withdraw, finish, cancellable)
+        fut = Future(rid, method, params, timeout, progress, self._settle, self._withdraw, finish, cancellable)
+        hard = fut.deadline  # what the transport enforces: with a progress clock, its total
+        if isinstance(progress, _ProgressClock):
+            fut.deadline, hard = min(fut.deadline, progress.total), progress.total
         fut._keepalive, fut.intercept = keepalive, intercept
         self.dispatcher.add(fut, subscription)
         if _log.isEnabledFor(logging.DEBUG):
             _trace("->", data)
         try:
-            self.transport.send(msg, data, fut.deadline, wait_here, era.param_headers(params) if (
+            self.transport.send(msg, data, hard, wait_here, era.param_headers(params) if (
                 method == "tools/call" and self.transport.carries_headers) else None)
         except Exception as e:  # whatever went wrong, the future is settled
             self.dispatcher.fail(rid, e if isinstance(e, McpError) else ConnectionClosed(
                 "cannot send %s to %s: %r" % (method, self.transport.name, e)))
         return fut
 
-    def request(self, method, params=None, timeout=_DEFAULT, progress=None, finish=None, cancellable=True):
+    def request(self, method, params=None, timeout=_DEFAULT, progress=None, finish=None, cancellable=True,
+                max_total=None):
         """Send a request and wait for its value (the result dict, or what ``finish`` makes of it)."""
-        return self.submit(method, params, timeout, progress, finish, True, cancellable).result()
+        return self.submit(method, params, timeout, progress, finish, True, cancellable, max_total=max_total).result()
 
     def notify(self, method, params=None):
         self._check_usable()
@@ -3963,6 +3998,8 @@ class _Tasks(object):
         task = self.made(fut, result)
         if task is None:
             return result
+        if isinstance(fut.progress, _ProgressClock):  # reset_on_progress: a task gets the whole total
+            fut._postpone(fut.progress.total)
         outcome = task._follow_call(fut)
         if isinstance(outcome, BaseException):
             raise outcome
@@ -4529,8 +4566,9 @@ class Client(object):
         return list(self._session.transport.stderr_tail)
 
     # -- tools -------------------------------------------------------------------
-    def call(*args, timeout=_DEFAULT, progress=None, **kwargs):
-        """call(name, arguments=None, /, *, timeout=None, progress=None, **kwargs)
+    def call(*args, timeout=_DEFAULT, progress=None, reset_on_progress=False, max_total=None, **kwargs):
+        """call(name, arguments=None, /, *, timeout=None, progress=None, reset_on_progress=False,
+        max_total=None, **kwargs)
 
         Call a tool and return its value.
 
@@ -4545,26 +4583,35 @@ class Client(object):
         the same way, ``progress`` also receives its status changes, and
         ``timeout`` bounds the whole task (when it passes, the task is cancelled).
 
+        ``reset_on_progress=True``: ``timeout`` is the longest silence; each progress
+        notification starts it again, up to ``max_total`` seconds in all (default
+        RESET_TOTAL_FACTOR timeouts).  A call that becomes a task gets ``max_total``.
+
         Raises ToolError when the tool reports failure, RequestError for a
         protocol error, RequestTimeout, ConnectionClosed.
         """
         self, name, arguments = _positional(args, ("name", "arguments"), "call(name, arguments=None, **kwargs)")
-        return self._tool_future(name, arguments, kwargs, timeout, progress, _tool_value, True).result()
+        return self._tool_future(name, arguments, kwargs, timeout, progress, _tool_value, True,
+                                 total=self._total(timeout, reset_on_progress, max_total)).result()
 
-    def call_tool(*args, timeout=_DEFAULT, progress=None):
-        """call_tool(name, arguments=None, /, *, timeout=None, progress=None)
+    def call_tool(*args, timeout=_DEFAULT, progress=None, reset_on_progress=False, max_total=None):
+        """call_tool(name, arguments=None, /, *, timeout=None, progress=None, reset_on_progress=False,
+        max_total=None)
 
         Call a tool and return the raw CallToolResult dict (no ToolError)."""
         self, name, arguments = _positional(args, ("name", "arguments"), "call_tool(name, arguments=None)")
-        return self._tool_future(name, arguments, None, timeout, progress, None, True).result()
+        return self._tool_future(name, arguments, None, timeout, progress, None, True,
+                                 total=self._total(timeout, reset_on_progress, max_total)).result()
 
-    def submit(*args, timeout=_DEFAULT, progress=None, **kwargs):
-        """submit(name, arguments=None, /, *, timeout=None, progress=None, **kwargs)
+    def submit(*args, timeout=_DEFAULT, progress=None, reset_on_progress=False, max_total=None, **kwargs):
+        """submit(name, arguments=None, /, *, timeout=None, progress=None, reset_on_progress=False,
+        max_total=None, **kwargs)
 
         Start a tool call and return a Future at once; ``.result()`` gives what
         ``call`` would.  The Future keeps the client alive until it is settled."""
         self, name, arguments = _positional(args, ("name", "arguments"), "submit(name, arguments=None, **kwargs)")
-        return self._tool_future(name, arguments, kwargs, timeout, progress, _tool_value, False)
+        return self._tool_future(name, arguments, kwargs, timeout, progress, _tool_value, False,
+                                 total=self._total(timeout, reset_on_progress, max_total))
 
     def start(*args, timeout=_DEFAULT, ttl=None, progress=None, **kwargs):
         """start(name, arguments=None, /, *, timeout=None, ttl=None, progress=None, **kwargs)
@@ -4587,7 +4634,18 @@ class Client(object):
             raise ValueError("a task id is a string, not %r" % (task_id,))
         return Task(self._session, task_id, None, progress)
 
-    def _tool_future(self, name, arguments, kwargs, timeout, progress, finish, wait_here, ttl=None):
+    def _total(self, timeout, reset_on_progress, max_total):
+        """The ``max_total`` seconds of a call whose deadline follows progress, else None."""
+        if not reset_on_progress:
+            if max_total is not None:
+                raise ValueError("max_total bounds a call with reset_on_progress=True")
+            return None
+        window = _timeout_arg(timeout, self._session.timeout)
+        if max_total is None:
+            return None if window is None else window * RESET_TOTAL_FACTOR
+        return _timeout_arg(max_total, None, "max_total") or LONGEST_WAIT
+
+    def _tool_future(self, name, arguments, kwargs, timeout, progress, finish, wait_here, ttl=None, total=None):
         if not isinstance(name, str):
             raise ValueError("the tool name must be a string, not %r" % (name,))
         args = dict(arguments) if arguments else {}
@@ -4604,7 +4662,7 @@ class Client(object):
             params["task"] = {} if keep is None else {"ttl": int(keep * 1000)}
         # Nobody waits on a submitted call: a task it becomes is followed by a thread of its own.
         return session.submit("tools/call", params, timeout, progress, finish, wait_here, keepalive=self,
-                              intercept=None if wait_here else session.tasks.intercept)
+                              intercept=None if wait_here else session.tasks.intercept, max_total=total)
 
     def list_tools(self, refresh=False):
         """All tools (every page).  Served from cache while the server's ``ttlMs`` allows,
@@ -4791,9 +4849,12 @@ class Client(object):
                            "read_resource())" % SKILLS_EXTENSION)
 
     # -- raw access ------------------------------------------------------------
-    def request(self, method, params=None, *, timeout=_DEFAULT, progress=None):
-        """Send any request and return its raw result dict (``params``: a dict or None)."""
-        return self._session.request(method, params, _timeout_arg(timeout, _DEFAULT), progress)
+    def request(self, method, params=None, *, timeout=_DEFAULT, progress=None, reset_on_progress=False,
+                max_total=None):
+        """Send any request and return its raw result dict (``params``: a dict or None).
+        ``reset_on_progress``, ``max_total``: as for call()."""
+        return self._session.request(method, params, _timeout_arg(timeout, _DEFAULT), progress,
+                                     max_total=self._total(timeout, reset_on_progress, max_total))
 
     def submit_request(self, method, params=None, *, timeout=_DEFAULT, progress=None):
         """Send any request and return a Future of its raw result dict."""
