@@ -4,6 +4,7 @@ Servers live in this process: examples/calc.py's stdio loop on a thread, and
 tests/inproc_server.py.  After close() no thread of mcp_min's is left and the client's
 descriptors are closed.
 """
+import json
 import os
 import socket
 import sys
@@ -15,7 +16,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "examples"))
 import calc  # noqa: E402
-import mcp_min  # noqa: E402
 from inproc_server import Server, serve_in_thread  # noqa: E402
 from mcp_min import Client, ConnectionClosed, RequestTimeout  # noqa: E402
 from testsupport import wait_for  # noqa: E402
@@ -93,8 +93,8 @@ def test_a_tcp_server_that_ignores_eof_is_still_left_cleanly():
         server = Server()
         out = conn.makefile("wb")
         for line in iter(f.readline, b""):
-            for answer in server.handle(__import__("json").loads(line)):
-                out.write(__import__("json").dumps(answer).encode() + b"\n")
+            for answer in server.handle(json.loads(line)):
+                out.write(json.dumps(answer).encode() + b"\n")
                 out.flush()
         # EOF seen, and this peer keeps its socket open anyway
     threading.Thread(target=serve, daemon=True).start()
@@ -126,8 +126,8 @@ def test_a_server_that_stops_reading_cannot_hold_a_call_past_its_deadline():
 
     def serve_then_stall():  # answers server/discover, then never reads again
         f = theirs.makefile("rb")
-        msg = __import__("json").loads(f.readline())
-        theirs.sendall(__import__("json").dumps(Server().handle(msg)[0]).encode() + b"\n")
+        msg = json.loads(f.readline())
+        theirs.sendall(json.dumps(Server().handle(msg)[0]).encode() + b"\n")
     threading.Thread(target=serve_then_stall, daemon=True).start()
     c = Client.over(ours_end)
     with pytest.raises((RequestTimeout, ConnectionClosed)):
