@@ -891,8 +891,9 @@ def _apply_defaults(params, result):
 
 # -- declared capabilities ---------------------------------------------------------
 # Extension ids follow the _meta key rules, with the prefix required: dot-separated labels, a slash, a name.
-_EXTENSION_ID = re.compile(r"(?:[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.)*[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?/"
-                           r"(?:[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)?\Z")
+# (Patterns as text: re compiles them on first use, so importing the module does not pay for them.)
+_EXTENSION_ID = (r"(?:[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.)*[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?/"
+                 r"(?:[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)?\Z")
 
 
 def _merge_patch(target, patch):
@@ -920,7 +921,7 @@ def _check_capabilities(patch, callbacks):
     for key in ("extensions", "experimental"):
         for name, value in (patch.get(key) or {}).items():
             if not (isinstance(value, dict) or value is None) or key == "extensions" and not (
-                    isinstance(name, str) and _EXTENSION_ID.match(name)):
+                    isinstance(name, str) and re.match(_EXTENSION_ID, name)):
                 raise ValueError("capabilities[%r] must map %s to objects, not %r: %r"
                                  % (key, "ids like 'com.example/name'" if key == "extensions" else "names",
                                     name, value))
@@ -937,7 +938,7 @@ def _check_capabilities(patch, callbacks):
 
 
 # -- trace context (SEP-414) ---------------------------------------------------------
-_TRACEPARENT = re.compile(r"[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}\Z")  # W3C: version-trace-parent-flags
+_TRACEPARENT = r"[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}\Z"  # W3C: version-trace-parent-flags
 
 
 def _trace_meta(given):
@@ -948,7 +949,7 @@ def _trace_meta(given):
     if not isinstance(given, dict) or not set(given) <= set(_TRACE_KEYS) or not all(
             isinstance(v, str) for v in given.values()):
         raise ValueError("trace_context must return a dict of %s strings, not %r" % ("/".join(_TRACE_KEYS), given))
-    if "traceparent" in given and not _TRACEPARENT.match(given["traceparent"]):
+    if "traceparent" in given and not re.match(_TRACEPARENT, given["traceparent"]):
         raise ValueError("trace_context returned a traceparent that is not W3C trace context "
                          "('00-<32 hex>-<16 hex>-<2 hex>'): %r" % (given["traceparent"],))
     return given
