@@ -655,15 +655,18 @@ class _ProgressClock(object):
     each progress notification moves the deadline ``window`` seconds on, never past ``total``
     (a deadline); the caller's own callback, if any, still gets each one."""
 
-    __slots__ = ("callback", "window", "total")
+    __slots__ = ("callback", "window", "total", "following")
 
     def __init__(self, callback, window, total):
         self.callback, self.window, self.total = callback, window, total
+        self.following = None  # the Future of a call that became a task, while it is followed
 
     def tick(self, fut):
         fut._postpone(min(time.monotonic() + self.window, self.total))
 
     def __call__(self, progress, total, message):
+        if self.following is not None:  # a task's status change or progress: it counts too
+            self.tick(self.following)
         if self.callback is not None:
             self.callback(progress, total, message)
 
@@ -3999,9 +4002,15 @@ class _Tasks(object):
         task = self.made(fut, result)
         if task is None:
             return result
-        if isinstance(fut.progress, _ProgressClock):  # reset_on_progress: a task gets the whole total
-            fut._postpone(fut.progress.total)
-        outcome = task._follow_call(fut)
+        clock = fut.progress if isinstance(fut.progress, _ProgressClock) else None
+        if clock is not None:  # reset_on_progress: the task's status changes move the deadline on
+            clock.following = fut
+            clock.tick(fut)  # (becoming a task was progress)
+        try:
+            outcome = task._follow_call(fut)
+        finally:
+            if clock is not None:
+                clock.following = None  # no cycle (future -> clock -> future) outlives the call
         if isinstance(outcome, BaseException):
             raise outcome
         return outcome
@@ -4116,7 +4125,13 @@ class Task(object):
         """Follow the task a tool call became, to its outcome (a result dict or an McpError);
         at the call's deadline, or on a failure of ours, the task is cancelled."""
         try:
-            return self._await(fut.deadline, None)
+            while True:
+                try:
+                    return self._await(fut.deadline, None)
+                except _Expired:
+                    if _expired(fut.deadline):
+                        raise
+                    # postponed meanwhile (reset_on_progress): follow on
         except _Expired:
             outcome = RequestTimeout("no outcome of %s (task %s) within %.3g s; task cancelled"
                                      % (fut.method, self.id, fut.timeout))
@@ -4585,8 +4600,8 @@ class Client(object):
         ``timeout`` bounds the whole task (when it passes, the task is cancelled).
 
         ``reset_on_progress=True``: ``timeout`` is the longest silence; each progress
-        notification starts it again, up to ``max_total`` seconds in all (default
-        RESET_TOTAL_FACTOR timeouts).  A call that becomes a task gets ``max_total``.
+        notification (and, for a task, each status change) starts it again, up to
+        ``max_total`` seconds in all (default RESET_TOTAL_FACTOR timeouts).
 
         Raises ToolError when the tool reports failure, RequestError for a
         protocol error, RequestTimeout, ConnectionClosed.

@@ -60,3 +60,23 @@ def test_bad_combinations(client):
         client.call("add", a=1, b=2, max_total=5)
     with pytest.raises(ValueError, match="max_total"):
         client.call("add", a=1, b=2, reset_on_progress=True, max_total=-1)
+
+
+# -- tasks: a status change counts as progress (tests/task_server.py) -------------------
+
+TASK_SERVER = os.path.join(HERE, "task_server.py")
+
+
+@pytest.mark.parametrize("version", ["2026-07-28", "2025-11-25"])
+def test_a_task_whose_status_keeps_changing_outlives_the_timeout(tmp_path, version):
+    import json
+    argv = [sys.executable, TASK_SERVER, json.dumps({"log": str(tmp_path / "log.jsonl")})]
+    work = {"s": 2.4, "every": 0.4, "poll_ms": 100}
+    with Client(argv, protocol_version="auto" if version == "2026-07-28" else version) as c:
+        assert c.call("work", work, timeout=1.5, reset_on_progress=True) == {"slept": 2.4}
+        with pytest.raises(RequestTimeout, match="task cancelled"):
+            c.call("work", work, timeout=1.5)  # without reset: the whole task within 1.5 s
+        with pytest.raises(RequestTimeout, match="task cancelled"):  # a silent task still ends
+            c.call("work", {"s": 4, "poll_ms": 100}, timeout=1.0, reset_on_progress=True)
+        with pytest.raises(RequestTimeout):
+            c.call("work", work, timeout=1.5, reset_on_progress=True, max_total=1.8)
