@@ -11,7 +11,8 @@ without it, the handshake era.  ``server.received`` keeps every (headers, messag
 
 Tools: add {a, b} | whoami: the Authorization header it saw | log: a log message first
 | progress {steps, gap}: ``steps`` progress notifications, ``gap`` seconds apart, then "done"
-| sleep {s}.  resources/read: "text" counts the reads; a URI starting "ask:" first answers
+| sleep {s} | touch {uri}: notifications/resources/updated for ``uri`` and tools/list_changed on
+every open subscriptions/listen stream (stdio only), then "touched".  resources/read: "text" counts the reads; a URI starting "ask:" first answers
 input_required (one elicitation), then the elicited name.
 """
 import json
@@ -30,6 +31,7 @@ class Server(object):
         self.reads = 0
         self.lock = threading.Lock()
         self.write = None  # set by serve(): notifications before an answer go out through it
+        self.listens = []  # ids of the subscriptions/listen streams open
 
     def cacheable(self, result):
         return dict(result, resultType="complete", ttlMs=self.ttl, cacheScope=self.scope)
@@ -67,6 +69,11 @@ class Server(object):
         if method == "tools/list":
             tools = [{"name": n, "inputSchema": {"type": "object"}} for n in ("add", "whoami", "log", "progress")]
             return answer(self.cacheable({"tools": tools}) if modern else {"tools": tools})
+        if method == "subscriptions/listen":
+            self.listens.append(mid)
+            return [{"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged", "params": {
+                "notifications": params.get("notifications") or {},
+                "_meta": {"io.modelcontextprotocol/subscriptionId": mid}}}]  # the stream stays open
         if method == "resources/read":
             uri = params.get("uri", "")
             if uri.startswith("ask:") and "inputResponses" not in params:
@@ -96,6 +103,14 @@ class Server(object):
                     self.emit({"jsonrpc": "2.0", "method": "notifications/progress",
                                "params": {"progressToken": meta.get("progressToken"), "progress": i + 1}})
                 value = "done"
+            elif name == "touch":
+                for listen in self.listens:
+                    sub = {"io.modelcontextprotocol/subscriptionId": listen}
+                    out.append({"jsonrpc": "2.0", "method": "notifications/resources/updated",
+                                "params": {"uri": args["uri"], "_meta": sub}})
+                    out.append({"jsonrpc": "2.0", "method": "notifications/tools/list_changed",
+                                "params": {"_meta": sub}})
+                value = "touched"
             elif name == "sleep":
                 time.sleep(args["s"])
                 value = "slept"

@@ -98,3 +98,20 @@ def test_a_private_result_is_not_served_under_a_new_token(scope):
         assert again == "read 2"
     else:  # public: shared across authorization contexts
         assert len(lists) == 1 and again == "read 1"
+
+
+def test_a_change_notification_drops_what_it_names():
+    """resources/updated drops that resource's cached reads (and those of what it is under);
+    tools/list_changed drops the tool list.  Both arrive before the answer that follows them."""
+    server = Server(ttl=60000, scope="public")
+    with connect(server) as c:
+        assert c.read_resource("file:///a")["contents"][0]["text"] == "read 1"
+        assert c.read_resource("file:///b")["contents"][0]["text"] == "read 2"
+        c.list_tools()
+        sub = c.listen(resource_uris=["file:///a"])
+        assert c.call("touch", uri="file:///a/inner") == "touched"
+        assert c.read_resource("file:///a")["contents"][0]["text"] == "read 3"  # dropped: refetched
+        assert c.read_resource("file:///b")["contents"][0]["text"] == "read 2"  # untouched: cached
+        c.list_tools()
+        sub.close()
+    assert len(sent(server, "tools/list")) == 2
