@@ -3643,6 +3643,7 @@ class _Session(object):
         hard = fut.deadline  # what the transport enforces: with a progress clock, its total
         if isinstance(progress, _ProgressClock):
             fut.deadline, hard = min(fut.deadline, progress.total), progress.total
+            wait_here = False  # the window is the Future's to watch: HTTP must not read the answer in send()
         fut._keepalive, fut.intercept = keepalive, intercept
         self.dispatcher.add(fut, subscription)
         if _log.isEnabledFor(logging.DEBUG):

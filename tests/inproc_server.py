@@ -4,7 +4,8 @@
     server.handle(msg, headers=None)  -> the messages to send back (a list)
     server.serve(reader, writer)      -> the stdio framing over two binary streams, until EOF
     serve_in_thread(server)           -> (client_reader, client_writer, thread): os.pipe() ends
-    serve_http(server)                -> (url, stop): the same over Streamable HTTP (JSON answers)
+    serve_http(server)                -> (url, stop): the same over Streamable HTTP (JSON answers;
+                                         SSE streams with Server(sse=True))
 
 It speaks 2026-07-28 (every request must carry the version in _meta) and, for a request
 without it, the handshake era.  ``server.received`` keeps every (headers, message) it got.
@@ -24,7 +25,8 @@ VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 
 
 class Server(object):
-    def __init__(self, ttl=60000, scope="private", legacy_logging=True):
+    def __init__(self, ttl=60000, scope="private", legacy_logging=True, sse=False):
+        self.sse = sse
         self.ttl, self.scope = ttl, scope
         self.legacy_logging = legacy_logging
         self.received = []
@@ -36,7 +38,7 @@ class Server(object):
     def cacheable(self, result):
         return dict(result, resultType="complete", ttlMs=self.ttl, cacheScope=self.scope)
 
-    def handle(self, msg, headers=None):
+    def handle(self, msg, headers=None, emit=None):
         with self.lock:
             self.received.append((dict(headers or {}), msg))
         method, mid = msg.get("method"), msg.get("id")
@@ -100,7 +102,7 @@ class Server(object):
             elif name == "progress":
                 for i in range(args.get("steps", 3)):
                     time.sleep(args.get("gap", 0))
-                    self.emit({"jsonrpc": "2.0", "method": "notifications/progress",
+                    (emit or self.emit)({"jsonrpc": "2.0", "method": "notifications/progress",
                                "params": {"progressToken": meta.get("progressToken"), "progress": i + 1}})
                 value = "done"
             elif name == "touch":
@@ -168,6 +170,20 @@ def serve_http(server):
 
         def do_POST(self):
             msg = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            if server.sse and "id" in msg:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+
+                def event(m):
+                    self.wfile.write(b"data: " + json.dumps(m).encode() + b"\n\n")
+                    self.wfile.flush()
+                try:
+                    for m in server.handle(msg, dict(self.headers), event):
+                        event(m)
+                except OSError:
+                    pass  # the client closed the stream (a cancellation)
+                return
             answers = [a for a in server.handle(msg, dict(self.headers)) if "id" in a]
             body = json.dumps(answers[0]).encode() if answers else b""
             self.send_response(200 if answers else 202)

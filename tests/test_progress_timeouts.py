@@ -80,3 +80,22 @@ def test_a_task_whose_status_keeps_changing_outlives_the_timeout(tmp_path, versi
             c.call("work", {"s": 4, "poll_ms": 100}, timeout=1.0, reset_on_progress=True)
         with pytest.raises(RequestTimeout):
             c.call("work", work, timeout=1.5, reset_on_progress=True, max_total=1.8)
+
+
+def test_over_http_the_stream_stays_open_while_progress_comes():
+    """Streamable HTTP: the transport's own deadline is the total, so the connection is not
+    cut at the first timeout; a silent call is still cut (its stream closed) at its timeout."""
+    from inproc_server import serve_http
+    server = Server(sse=True)
+    url, stop = serve_http(server)
+    try:
+        for version in ("auto", "2025-11-25"):
+            with Client(url, protocol_version=version) as c:
+                assert c.call("progress", STEPS, timeout=1.5, reset_on_progress=True) == "done"
+                with pytest.raises(RequestTimeout):
+                    c.call("progress", STEPS, timeout=1.5)
+                with pytest.raises(RequestTimeout):
+                    c.call("sleep", s=3, timeout=0.5, reset_on_progress=True)
+                assert c.call("add", a=1, b=2) == 3
+    finally:
+        stop()
