@@ -649,7 +649,6 @@ class Future(object):
         return self._answer
 
 
-
 class _ProgressClock(object):
     """A request's progress callback when its deadline follows progress (reset_on_progress):
     each progress notification moves the deadline ``window`` seconds on, never past ``total``
@@ -669,6 +668,7 @@ class _ProgressClock(object):
             self.tick(self.following)
         if self.callback is not None:
             self.callback(progress, total, message)
+
 
 
 # -- routing -------------------------------------------------------------------
@@ -3994,7 +3994,7 @@ class _Tasks(object):
         return True
 
     def _follow(self, task, fut):
-        outcome = task._follow_call(fut)
+        outcome = self._follow_call(task, fut)
         fut._put(outcome if isinstance(outcome, BaseException) else _response(fut.id, outcome))
 
     def follow_here(self, fut, result):
@@ -4003,18 +4003,24 @@ class _Tasks(object):
         task = self.made(fut, result)
         if task is None:
             return result
-        clock = fut.progress if isinstance(fut.progress, _ProgressClock) else None
-        if clock is not None:  # reset_on_progress: the task's status changes move the deadline on
-            clock.following = fut
-            clock.tick(fut)  # (becoming a task was progress)
-        try:
-            outcome = task._follow_call(fut)
-        finally:
-            if clock is not None:
-                clock.following = None  # no cycle (future -> clock -> future) outlives the call
+        outcome = self._follow_call(task, fut)
         if isinstance(outcome, BaseException):
             raise outcome
         return outcome
+
+    @staticmethod
+    def _follow_call(task, fut):
+        """``task._follow_call(fut)``; with reset_on_progress, the task's status changes (which
+        reach its progress callback, the clock) move the call's deadline on."""
+        clock = fut.progress if isinstance(fut.progress, _ProgressClock) else None
+        if clock is None:
+            return task._follow_call(fut)
+        clock.following = fut
+        clock.tick(fut)  # (becoming a task was progress)
+        try:
+            return task._follow_call(fut)
+        finally:
+            clock.following = None  # no cycle (future -> clock -> future) outlives the call
 
     # -- what the server pushes ------------------------------------------------------
     def add(self, task):

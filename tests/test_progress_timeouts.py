@@ -80,6 +80,8 @@ def test_a_task_whose_status_keeps_changing_outlives_the_timeout(tmp_path, versi
             c.call("work", {"s": 4, "poll_ms": 100}, timeout=1.0, reset_on_progress=True)
         with pytest.raises(RequestTimeout):
             c.call("work", work, timeout=1.5, reset_on_progress=True, max_total=1.8)
+        fut = c.submit("work", work, timeout=1.5, reset_on_progress=True)  # followed on a thread of its own
+        assert fut.result() == {"slept": 2.4}
 
 
 def test_over_http_the_stream_stays_open_while_progress_comes():
