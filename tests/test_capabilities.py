@@ -134,3 +134,18 @@ def test_sampling_with_tools_needs_sampling_tools_declared(fake):
                 capabilities={"sampling": {"tools": {}}}) as c:
         answered = c.call("ask", ask)
     assert answered["result"]["content"]["text"] == "tools seen: ['search']"
+
+
+def test_the_readme_example(fake, tmp_path):
+    """The README's capabilities= example, run against the fake server (2025-11-25)."""
+    readme = open(os.path.join(os.path.dirname(HERE), "README.md"), encoding="utf-8").read()
+    start = readme.index("Client(server, sampling=my_llm")
+    code = readme[start:readme.index("```", start)]
+    client = eval(compile(code, "README.md", "eval"), {
+        "Client": lambda server, **kw: Client(server, protocol_version="2025-11-25", **kw),
+        "server": fake(), "my_llm": sample})
+    client.close()
+    caps = [m for m in received(tmp_path) if m.get("method") == "initialize"][0]["params"]["capabilities"]
+    assert caps["sampling"] == {"tools": {}, "context": {}}
+    assert caps["extensions"][UI] == {"mimeTypes": ["text/html;profile=mcp-app"]}
+    assert caps["experimental"] == {"com.example/feature": {}}

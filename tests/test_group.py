@@ -85,3 +85,22 @@ def test_bad_entries_are_that_servers_errors():
         assert isinstance(group.errors["y"], ValueError)
     with pytest.raises(ValueError, match="separator"):
         Group({}, separator="")
+
+
+def test_the_readme_example(monkeypatch):
+    """The README's Group example, run as written ("python" is this interpreter; what its
+    comments show is kept in names and checked)."""
+    readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+    start = readme.index("from mcp_min import Group")
+    code = readme[start:readme.index("```", start)].replace('"command": "python"', '"command": %r' % sys.executable)
+    for shown, kept in (("group.errors ", "errors = group.errors "), ("group.list_tools() ", "tools = group.list_tools() "),
+                        ("group.call(", "value = group.call(")):
+        assert "    " + shown in code
+        code = code.replace("    " + shown, "    " + kept)
+    monkeypatch.chdir(ROOT)
+    namespace = {}
+    exec(compile(code, "README.md", "exec"), namespace)
+    assert list(namespace["errors"]) == ["broken"]
+    assert "cannot start server 'no-such-server'" in str(namespace["errors"]["broken"])
+    assert "calc.add" in [t["name"] for t in namespace["tools"]]
+    assert namespace["value"] == 5
