@@ -18,9 +18,20 @@ CALC = {"command": sys.executable, "args": [os.path.join(ROOT, "examples", "calc
 FAKE = os.path.join(HERE, "fake_server.py")
 
 
+BEFORE = set()  # the threads alive when the test started (earlier tests' lingering ones are not this one's)
+
+
+@pytest.fixture(autouse=True)
+def _threads_before():
+    BEFORE.clear()
+    BEFORE.update(threading.enumerate())
+
+
 def ours():
-    # (mcp_min-deadlines is one per process and outlives clients by design: DEADLINE_THREAD_IDLE)
-    return [t.name for t in threading.enumerate() if t.name.startswith("mcp_min-") and t.name != "mcp_min-deadlines"]
+    """mcp_min's threads started by this test and still alive (mcp_min-deadlines is one per
+    process and outlives clients by design: DEADLINE_THREAD_IDLE)."""
+    return [t.name for t in threading.enumerate() if t not in BEFORE and t.name.startswith("mcp_min-")
+            and t.name != "mcp_min-deadlines"]
 
 
 def test_a_group_lists_and_calls_namespaced_tools_and_reports_the_failing_one(tmp_path):

@@ -23,8 +23,20 @@ from testsupport import wait_for  # noqa: E402
 POSIX = os.name == "posix"
 
 
+BEFORE = set()  # the threads alive when the test started (earlier tests' lingering ones are not this one's)
+
+
+@pytest.fixture(autouse=True)
+def _threads_before():
+    BEFORE.clear()
+    BEFORE.update(threading.enumerate())
+
+
 def ours():
-    return [t.name for t in threading.enumerate() if t.name.startswith("mcp_min-")]
+    """mcp_min's threads started by this test and still alive (mcp_min-deadlines is one per
+    process and outlives clients by design: DEADLINE_THREAD_IDLE)."""
+    return [t.name for t in threading.enumerate() if t not in BEFORE and t.name.startswith("mcp_min-")
+            and t.name != "mcp_min-deadlines"]
 
 
 def is_open(fd):
