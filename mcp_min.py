@@ -16,14 +16,18 @@ Layers, top to bottom of this file: constants; errors; a JSON-RPC core with no
 I/O (message building, ``Future``, and ``_Dispatcher``, which owns request ids,
 the pending requests and the subscriptions, and routes what arrives); pure
 protocol helpers; a JSON Schema validator (tool output, elicitation answers);
-transports behind one interface (``_Transport``: stdio,
-Streamable HTTP, legacy HTTP+SSE; every HTTP byte goes through ``_HttpEngine``);
-``_Session`` (version negotiation, sending, settling answers) and ``_Inbox``
-(what the server sends unasked); tasks (``Task``: tool calls that run in the
-background); ``Client``; the auth plug-in (``OAuth``); the CLI.
+transports behind one interface (``_Transport``: stdio, the stdio framing over
+the caller's own streams, Streamable HTTP, legacy HTTP+SSE; every HTTP byte goes
+through ``_HttpEngine``); ``_Session`` (version negotiation, sending, settling
+answers) and ``_Inbox`` (what the server sends unasked); tasks (``Task``: tool
+calls that run in the background); ``Client``; ``Group`` (many servers at
+once); the auth plug-in (``OAuth``); the CLI.
 
 Threads.  stdio: ``mcp_min-reader-<pid>`` reads the server's stdout and routes
-every message; ``mcp_min-stderr-<pid>`` keeps the tail of its stderr.  HTTP has
+every message; ``mcp_min-stderr-<pid>`` keeps the tail of its stderr.  Over the
+caller's streams (``Client.over``) ``mcp_min-reader-streams`` reads and
+``mcp_min-writer-streams`` writes.  A ``Group`` connects, lists and closes on
+one ``mcp_min-group-<name>`` thread per server.  HTTP has
 no reader: the thread that POSTs a request reads its answer (JSON or SSE) and
 routes it -- the caller's own thread in ``call()``, one ``mcp_min-http-<id>``
 thread per ``submit()``.  Server-initiated streams have their own reader
@@ -129,7 +133,8 @@ def _python_3_8_or_newer(_=None, /):  # SyntaxError here? mcp_min needs Python 3
 __all__ = [
     "Client", "Future", "Subscription", "McpError", "RequestError", "ResourceNotFound",
     "ToolError", "OutputValidationError", "ConnectionClosed", "RequestTimeout", "RequestCancelled", "HttpError",
-    "AuthRequired", "AuthError", "SkillVerificationError", "OAuth", "Task", "UrlElicitationRequired", "main",
+    "AuthRequired", "AuthError", "SkillVerificationError", "OAuth", "Task", "UrlElicitationRequired", "Group",
+    "main",
 ]
 
 _log = logging.getLogger("mcp_min")
@@ -187,6 +192,8 @@ MAX_LOOPBACK_CONNECTIONS = 16  # connections the redirect listener serves at onc
 TASK_POLL_FLOOR = 0.1  # seconds: a task is never polled faster, whatever interval the server suggests.
 TASK_POLL_CEILING = 30.0  # seconds: nor more slowly (a forgotten server must still be noticed).
 TASK_POLL_BACKOFF = 1.0  # no suggestion: poll at the floor, doubling the wait up to this.
+RESET_TOTAL_FACTOR = 10  # reset_on_progress without max_total: at most this many timeouts in all (the spec
+#                          asks for a hard maximum even when progress keeps coming).
 TASK_CANCEL_TIMEOUT = 5.0  # seconds for the tasks/cancel of a call that gives up on its task.
 # JSON Schema checks (tool output, elicitation answers).  Real schemas have tens of nodes and
 # a few levels; these bound what a hostile server can make one check cost.
@@ -211,6 +218,9 @@ _META_PREFIX = "io.modelcontextprotocol/"
 TASKS_EXTENSION = _META_PREFIX + "tasks"  # 2026-07-28 tasks; always declared: we follow any task
 SKILLS_EXTENSION = _META_PREFIX + "skills"  # SEP-2640; always declared: list_skills(), read_skill()
 _RELATED_TASK = _META_PREFIX + "related-task"
+_LOG_LEVEL = _META_PREFIX + "logLevel"  # 2026-07-28: a request's wish for log messages
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")  # RFC 5424 order
+_TRACE_KEYS = ("traceparent", "tracestate", "baggage")  # W3C trace context in _meta (SEP-414)
 _CLIENT_INFO = {"name": "mcp_min", "version": __version__}
 
 
@@ -836,7 +846,10 @@ class Future(object):
             if not self._take(local):
                 raise RequestTimeout("no answer to %s within %.3g s (still waiting)" % (self.method, local))
             return self._answer
-        if self._take(wait):
+        taken = self._take(wait)
+        while not taken and not _expired(self._deadline):  # postponed meanwhile (reset_on_progress): wait on
+            taken = self._take(_remaining(self._deadline))
+        if taken:
             return self._answer
         error = RequestTimeout("no answer to %s within %.3g s%s" % (
             self.method, self._timeout, "; request cancelled" if self._cancellable else ""))
@@ -847,12 +860,37 @@ class Future(object):
         self._take(None)  # ours, or the answer that won the race
         return self._answer
 
+    def _postpone(self, deadline):
+        """Move the request's deadline (progress came, and the call asked for reset_on_progress)."""
+        self._deadline = deadline
+
     def _take(self, wait):
         """True once the Future is done, False when ``wait`` seconds (None: no limit) pass first."""
         if not self._arrived.acquire(True, -1 if wait is None else wait):
             return False
         self._arrived.release()  # the latch stays open for every other waiter
         return True
+
+class _ProgressClock(object):
+    """A request's progress callback when its deadline follows progress (reset_on_progress):
+    each progress notification moves the deadline ``window`` seconds on, never past ``total``
+    (a deadline); the caller's own callback, if any, still gets each one."""
+
+    __slots__ = ("callback", "window", "total", "following")
+
+    def __init__(self, callback, window, total):
+        self.callback, self.window, self.total = callback, window, total
+        self.following = None  # the Future of a call that became a task, while it is followed
+
+    def tick(self, fut):
+        fut._postpone(min(time.monotonic() + self.window, self.total))
+
+    def __call__(self, progress, total, message):
+        if self.following is not None:  # a task's status change or progress: it counts too
+            self.tick(self.following)
+        if self.callback is not None:
+            self.callback(progress, total, message)
+
 
 
 # -- routing -------------------------------------------------------------------
@@ -1089,6 +1127,72 @@ def _apply_defaults(params, result):
         if key not in content and isinstance(prop, dict) and "default" in prop:
             content[key] = prop["default"]
     return dict(result, content=content)
+
+
+# -- declared capabilities ---------------------------------------------------------
+# Extension ids follow the _meta key rules, with the prefix required: dot-separated labels, a slash, a name.
+# (Patterns as text: re compiles them on first use, so importing the module does not pay for them.)
+_EXTENSION_ID = (r"(?:[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.)*[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?/"
+                 r"(?:[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)?\Z")
+
+
+def _merge_patch(target, patch):
+    """``target`` with ``patch`` applied as a JSON Merge Patch (RFC 7396): objects merge key by
+    key, None removes a key, any other value replaces.  Neither argument is changed."""
+    if not isinstance(patch, dict):
+        return patch
+    out = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            out.pop(key, None)
+        else:
+            out[key] = _merge_patch(out.get(key), value)
+    return out
+
+
+def _check_capabilities(patch, callbacks):
+    """The ``capabilities=`` option, checked once: a dict of objects (or None to withdraw one of
+    ours), extension ids well formed, and nothing served by a callback declared without it."""
+    if patch is None:
+        return None
+    if not isinstance(patch, dict) or not all(isinstance(v, dict) or v is None for v in patch.values()):
+        raise ValueError("capabilities must be a dict of capability objects (None withdraws one), not %r"
+                         % (patch,))
+    for key in ("extensions", "experimental"):
+        for name, value in (patch.get(key) or {}).items():
+            if not (isinstance(value, dict) or value is None) or key == "extensions" and not (
+                    isinstance(name, str) and re.match(_EXTENSION_ID, name)):
+                raise ValueError("capabilities[%r] must map %s to objects, not %r: %r"
+                                 % (key, "ids like 'com.example/name'" if key == "extensions" else "names",
+                                    name, value))
+    needs = {"roots": "roots", "sampling": "sampling", "elicitation": "elicitation"}
+    for key, callback in needs.items():
+        given = patch.get(key)
+        if given is not None and callbacks.get(callback) is None and not (
+                key == "elicitation" and callbacks.get("url_elicitation") is not None and "form" not in given):
+            raise ValueError("capabilities declare %r, but no %s= callback would answer it" % (key, callback))
+    if (patch.get("elicitation") or {}).get("url") is not None and callbacks.get("url_elicitation") is None:
+        raise ValueError("capabilities declare URL elicitation, but no url_elicitation= callback would answer it")
+    _to_json(patch)  # ValueError now for what JSON cannot carry
+    return patch
+
+
+# -- trace context (SEP-414) ---------------------------------------------------------
+_TRACEPARENT = r"[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}\Z"  # W3C: version-trace-parent-flags
+
+
+def _trace_meta(given):
+    """What the ``trace_context`` hook returned, checked: None or {} (no trace), else W3C
+    ``traceparent`` (and optionally ``tracestate``, ``baggage``) as strings, for a request's _meta."""
+    if not given:
+        return {}
+    if not isinstance(given, dict) or not set(given) <= set(_TRACE_KEYS) or not all(
+            isinstance(v, str) for v in given.values()):
+        raise ValueError("trace_context must return a dict of %s strings, not %r" % ("/".join(_TRACE_KEYS), given))
+    if "traceparent" in given and not re.match(_TRACEPARENT, given["traceparent"]):
+        raise ValueError("trace_context returned a traceparent that is not W3C trace context "
+                         "('00-<32 hex>-<16 hex>-<2 hex>'): %r" % (given["traceparent"],))
+    return given
 
 
 # -- skills (SEP-2640) ----------------------------------------------------------
@@ -1502,6 +1606,16 @@ _CREDENTIAL_WORDS = ("auth", "cookie", "dpop", "key", "secret", "session", "toke
 def _is_credential_header(name):
     name = name.lower()
     return any(word in name for word in _CREDENTIAL_WORDS)
+
+
+def _fingerprint(credentials):
+    """An opaque digest of credential headers (not the credentials), or None for none.  A DPoP
+    proof is left out: it is new on every request, while the token it proves stays the same."""
+    kept = sorted((str(k).lower(), str(v)) for k, v in credentials.items() if str(k).lower() != "dpop")
+    if not kept:
+        return None
+    import hashlib  # (the HTTP engine's urllib.request has imported it already)
+    return hashlib.sha256(_to_json(kept).encode("utf-8")).hexdigest()
 
 
 def _redact(headers):
@@ -2834,6 +2948,9 @@ class _Transport(object):
         stderr_tail: the last lines a stdio server wrote to stderr.
         session_gone: True when the server's HTTP session was found gone; the next
             request first starts a new one (``_Session._renew_session``).
+        authorization: a fingerprint of the credentials the auth plug-in gave the
+            last request (None: none), so a "private" cached result is never served
+            under other credentials.
 
     Methods:
         start(router): connect, then deliver to ``router.receive(msg)``,
@@ -2860,6 +2977,7 @@ class _Transport(object):
     carries_headers = False
     stderr_tail = ()
     session_gone = False
+    authorization = None
     _router = None
 
     def start(self, router):
@@ -3352,6 +3470,130 @@ class _StdioTransport(_Transport):
         self._wait(CLOSE_GRACE)
 
 
+# -- streams: the stdio framing over byte streams the caller already has ----------------
+
+def _fd_of(stream, what):
+    """The descriptor of a stream given to Client.over(): an int, or anything with fileno()."""
+    try:
+        fd = stream if type(stream) is int else stream.fileno()
+    except (AttributeError, OSError, ValueError) as e:
+        raise ValueError("the %s must be a file descriptor or have fileno() (a socket, a pipe end, a binary "
+                         "file), not %r (%s)" % (what, stream, e))
+    if type(fd) is not int or fd < 0:
+        raise ValueError("the %s has no usable file descriptor: %r" % (what, stream))
+    return fd
+
+
+class _NoProcess(object):
+    """Stands in for the server process where the stdio reader looks for its input
+    (``proc.stdout.fileno()``) when there is no process: the stream transport's reader."""
+
+    def __init__(self, fd):
+        self.stdout, self._fd = self, fd
+
+    def fileno(self):
+        return self._fd
+
+
+class _StreamTransport(_StdioTransport):
+    """The stdio framing (one JSON message per line) over byte streams the caller already
+    has: a connected socket, or a reader and a writer (``os.pipe()`` ends, binary files,
+    anything with ``fileno()``).  No process.  The stdio transport's reader and its
+    deadline-bounded writer thread do the work, so the caller's descriptors keep their
+    blocking mode.  The transport owns the streams from now on.
+
+    close() shuts a socket down (which ends its reader and a stuck write at once), else
+    closes the writer (EOF: the server should end its output, as stdio servers do); then it
+    joins the reader and closes the streams.  Ended streams cannot be reopened."""
+
+    kind = "streams"
+
+    def __init__(self, reader, writer=None, timeout=DEFAULT_TIMEOUT):
+        import socket
+        writer = reader if writer is None else writer
+        self._rfd, self._wfd = _fd_of(reader, "reader"), _fd_of(writer, "writer")
+        self._streams = [reader] if self._rfd == self._wfd else [writer, reader]  # closed in this order
+        self._socket = next((s for s in (reader, writer) if isinstance(s, socket.socket)), None)
+        if self._socket is not None and os.name == "nt":
+            raise ValueError("on Windows a socket is not a file descriptor: give Client.over() pipe ends")
+        self.timeout = timeout
+        self.name = "server on %s" % ("descriptor %d" % self._rfd if self._rfd == self._wfd
+                                      else "descriptors %d and %d" % (self._rfd, self._wfd))
+        self.stderr_tail = ()
+        self._write_lock = threading.Lock()
+        self._pid = _pid
+        self._proc = None
+        self._closing = False
+        self._drop_reason = None
+        self._reader = self._stderr_reader = self._writer = None
+
+    def start(self, router):
+        if self._proc is not None:
+            raise ConnectionClosed("%s ended, and streams cannot be reopened" % self.name)
+        self._router = router
+        self._proc = _NoProcess(self._rfd)
+        self._stdin_fd = self._wfd
+        self._writer = _PipeWriter(self._wfd, "mcp_min-writer-streams")
+        try:
+            self._reader = _start_thread(self._read_loop, "mcp_min-reader-streams")
+        except ConnectionClosed:
+            self._writer.close()
+            raise
+
+    # Writes go through the writer thread on every platform (the stdio transport uses it on Windows).
+    _write_all = _StdioTransport._write_windows
+
+    def _kill(self):
+        # A write outlived its deadline (see _drop): half a message may be out, so the stream is over.
+        if self._socket is not None:
+            self._shut_down()  # also ends the reader
+        self._router.closed(ConnectionClosed(self._drop_reason or "%s was dropped" % self.name))
+
+    def _shut_down(self):
+        import socket
+        try:
+            self._socket.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass  # not connected any more
+
+    def _closed_error(self):
+        if self._closing:
+            return ConnectionClosed("client closed the connection to %s" % self.name)
+        return ConnectionClosed(self._drop_reason or "%s ended its output" % self.name)
+
+    def close(self):
+        """Bounded and idempotent; a descriptor another thread may still use stays open (with a warning)."""
+        if self._proc is None or self._closing or _pid != self._pid:
+            return
+        self._closing = True
+        if self._socket is not None:
+            self._shut_down()
+        locked = self._write_lock.acquire(True, CLOSE_GRACE)
+        try:  # an empty write is a barrier: once it is through, no earlier write still uses the writer
+            idle = locked and self._writer.write(b"", time.monotonic() + CLOSE_GRACE)
+            self._writer.close()
+        finally:
+            if locked:
+                self._write_lock.release()
+        if self._reader is not threading.current_thread():
+            if idle and self._rfd != self._wfd:
+                self._close_stream(self._streams[0])  # EOF for the server: it ends its output
+            self._reader.join(CLOSE_GRACE)
+        if not idle:
+            _log.warning("a write to %s is still stuck; its writer stays open", self.name)
+        elif self._reader.is_alive():
+            _log.warning("%s has not ended its output; its reader stays open", self.name)
+        else:
+            self._close_stream(self._streams[-1])
+
+    @staticmethod
+    def _close_stream(stream):
+        try:
+            os.close(stream) if type(stream) is int else stream.close()
+        except OSError:
+            pass
+
+
 # -- HTTP: one engine for every request ----------------------------------------------
 
 class _Deadlines(object):
@@ -3740,6 +3982,7 @@ class _HttpEngine(object):
         if keep_alive:  # the deadline thread waits for this engine's requests until close()
             self._deadlines, self._pid = _the_deadlines(), _pid
             self._deadlines.hold()
+        self.authorization = None  # the fingerprint of what the auth plug-in last gave (see _Transport)
 
     def request(self, method, url, headers, body=None, deadline=None, auth=None, cut=None, secure=False):
         """Send one request and return its _Answer, whatever the status (a non-2xx
@@ -3752,7 +3995,9 @@ class _HttpEngine(object):
         for attempt in range(MAX_AUTH_RETRIES + 1):
             sent = dict(headers)
             if auth is not None:
-                sent.update(_clean_headers(auth.headers(method, url) or {}, "auth header"))
+                given = _clean_headers(auth.headers(method, url) or {}, "auth header")
+                sent.update(given)
+                self.authorization = _fingerprint(given)
             answer = self._follow(method, url, sent, body, deadline, cut, secure)
             challenge = getattr(auth, "challenge", None)
             if answer.status not in (401, 403) or challenge is None or attempt == MAX_AUTH_RETRIES \
@@ -4005,6 +4250,10 @@ class _StreamableHttpTransport(_Transport):
 
     def configure(self, version, modern):
         self._version, self._modern = version, modern
+
+    @property
+    def authorization(self):
+        return self._engine.authorization
 
     # -- headers -----------------------------------------------------------------
     def _base_headers(self, accept="application/json, text/event-stream", method=None):
@@ -4348,6 +4597,10 @@ class _SseTransport(_Transport):
     def configure(self, version, modern):
         self._version = version
 
+    @property
+    def authorization(self):
+        return self._engine.authorization
+
     def _headers_for(self, accept):
         h = {"Accept": accept, "User-Agent": "mcp_min/" + __version__}
         h.update(self._headers)
@@ -4547,9 +4800,10 @@ class _Inbox(object):
     reader, or the thread that read an HTTP answer); user code runs on workers."""
 
     def __init__(self, send_answer, cache, tasks, roots=None, sampling=None, elicitation=None,
-                 url_elicitation=None, on_log=None, on_notification=None, validate=True):
+                 url_elicitation=None, on_log=None, on_notification=None, validate=True, capabilities=None):
         self.roots, self.sampling, self.elicitation = roots, sampling, elicitation
         self.validate = validate  # the Client's validate= option
+        self.declared = capabilities  # the caller's patch over what we declare (Client's capabilities=)
         self.url_elicitation = url_elicitation
         self.on_log, self.on_notification = on_log, on_notification
         self._tasks = tasks
@@ -4566,7 +4820,8 @@ class _Inbox(object):
         self._serving = {}  # id of a server request being answered -> True once the server cancelled it
 
     def capabilities(self, modern, version=None):
-        """What we declare: a capability per callback given, tasks (we follow any) and skills."""
+        """What we declare: a capability per callback given, tasks (we follow any) and skills;
+        then the caller's ``capabilities=`` over that, as a JSON Merge Patch."""
         inbox, caps = self, {}
         newest = modern or (version or "") >= "2025-11-25"  # URL elicitation and tasks came then
         if inbox.roots is not None:
@@ -4584,7 +4839,7 @@ class _Inbox(object):
             caps["extensions"][TASKS_EXTENSION] = {}
         elif newest:
             caps["tasks"] = {}
-        return caps
+        return caps if inbox.declared is None else _merge_patch(caps, inbox.declared)
 
     # -- requests ------------------------------------------------------------------
     def take_request(self, msg):
@@ -4643,6 +4898,9 @@ class _Inbox(object):
         if method == "roots/list" and self.roots is not None:
             return _roots_result(self.roots)
         if method == "sampling/createMessage" and self.sampling is not None:
+            if ("tools" in params or "toolChoice" in params) and "tools" not in (
+                    (self.declared or {}).get("sampling") or {}):  # SEP-1577: a client MUST refuse them then
+                raise RequestError(INVALID_PARAMS, "mcp_min client did not declare sampling.tools")
             return self.sampling(params)
         if method == "elicitation/create":
             mode = params.get("mode", "form")
@@ -4704,6 +4962,8 @@ class _Inbox(object):
         if method == "notifications/progress":
             fut = self.dispatcher.pending(params.get("progressToken"))
             if fut is not None and fut._progress is not None:
+                if isinstance(fut._progress, _ProgressClock):  # here, not on a worker: a slow callback must not delay it
+                    fut._progress.tick(fut)
                 self.events.put(fut._progress, params.get("progress"), params.get("total"), params.get("message"))
             elif fut is None:
                 self._tasks.progress(params)
@@ -4727,6 +4987,8 @@ class _Inbox(object):
                 sub_id = rid
         for stale in _CHANGED_LISTS.get(method, ()):
             self._list_cache.drop(stale)
+        if method == "notifications/resources/updated":
+            self._list_cache.drop("resources/read", params.get("uri"))
         sub = self.dispatcher.subscription(sub_id) if sub_id is not None else None
         if sub is not None:
             self.events.put(sub._deliver, method, params)
@@ -4751,30 +5013,72 @@ class _Inbox(object):
             worker.stop()
 
 
-class _ListCache(object):
-    """Lists as the server last sent them, while its ttlMs allows (2026-07-28), and the checks
-    of the last tools/list's outputSchemas (kept whatever its ttlMs: the best knowledge we have)."""
+class _Cache(object):
+    """Results as the server last sent them, while their ``ttlMs`` allows (2026-07-28): the
+    lists, ``resources/read`` by URI and ``server/discover``.  Keys are (method, URI or None).
+
+    A ``cacheScope: "private"`` result (and one without a scope) is kept with the
+    authorization context it was fetched under (the transport's ``authorization``) and is
+    never served under another: a new token, another auth.  "public" ones are served to all.
+    It also keeps the checks of the last tools/list's outputSchemas (whatever its ttlMs: the
+    best knowledge we have).
+    """
 
     def __init__(self):
         self._lock = threading.Lock()
-        self._lists = {}  # list method -> (expiry time, items)
+        self._entries = {}  # (method, uri) -> (expiry time, value, None or (authorization context,))
         self.tool_checks = {}  # tool name -> (outputSchema, its check), see _tool_checks
 
-    def get(self, method):
+    def get(self, key, context):
         with self._lock:
-            entry = self._lists.get(method)
-        return list(entry[1]) if entry is not None and entry[0] > time.monotonic() else None
+            entry = self._entries.get(key)
+            if entry is None:
+                return None
+            if entry[0] <= time.monotonic() or entry[2] is not None and entry[2] != (context,):
+                del self._entries[key]  # stale, or another authorization context's: fetch again
+                return None
+        return _copy(entry[1])
 
-    def put(self, method, items, ttl_ms):
+    def put(self, key, value, ttl_ms, scope, context):
         if ttl_ms > 0:
             with self._lock:
-                self._lists[method] = (time.monotonic() + ttl_ms / 1000.0, list(items))
+                self._entries[key] = (time.monotonic() + ttl_ms / 1000.0, _copy(value),
+                                      None if scope == "public" else (context,))
 
-    def drop(self, method):
+    def drop(self, method, uri=None):
+        """Forget ``method``'s entries (with ``uri``: those of that resource and the ones it is under)."""
         with self._lock:
-            self._lists.pop(method, None)
+            for key in [k for k in self._entries if k[0] == method and (
+                    uri is None or isinstance(uri, str) and uri.startswith(k[1] or ""))]:
+                del self._entries[key]
         if method == "tools/list":  # tools changed: no output is checked against an old schema
             self.tool_checks = {}
+
+
+def _copy(value):
+    """A cached list or result as the caller gets it: a copy of its top level, as lists always were."""
+    return list(value) if isinstance(value, list) else dict(value)
+
+
+def _ttl_of(result):
+    """A cacheable result's ``ttlMs`` as a number we can add (0: not to be kept)."""
+    ttl = result.get("ttlMs")
+    return min(ttl, int(LONGEST_WAIT * 1000)) if type(ttl) is int and ttl > 0 else 0
+
+
+class _Keep(object):
+    """The ``finish`` of a cacheable request: the result goes into the cache, unless it came
+    out of input rounds (those are never cached) or the credentials changed meanwhile."""
+
+    def __init__(self, session, key):
+        self.session, self.key = session, key
+        self.context = session.transport.authorization  # what the request is about to carry
+        self.after_input = False
+
+    def __call__(self, fut, result):
+        if not self.after_input:
+            self.session.keep(self.key, result, _ttl_of(result), result.get("cacheScope"), self.context)
+        return result
 
 
 _INPUT_METHODS = ("tools/call", "prompts/get", "resources/read")  # may answer input_required
@@ -4806,14 +5110,16 @@ class _Era(object):
     and over HTTP the x-mcp-header table behind the Mcp-Param-* headers.  Replaced
     whole when the era changes, so a request never sees half of one."""
 
-    def __init__(self, version=None, modern=False, capabilities=None, client_info=None):
+    def __init__(self, version=None, modern=False, capabilities=None, client_info=None, defaults=None):
         self.version, self.modern = version, modern
         self.tool_headers = None  # tool name -> x-mcp-header paths, once tools/list was read
         self._meta = self._meta_json = None
         if modern:
-            self._meta = {_META_PREFIX + "protocolVersion": version,
-                          _META_PREFIX + "clientCapabilities": capabilities,
-                          _META_PREFIX + "clientInfo": client_info}
+            self._required = {_META_PREFIX + "protocolVersion": version,
+                              _META_PREFIX + "clientCapabilities": capabilities,
+                              _META_PREFIX + "clientInfo": client_info}
+            # ``defaults`` (the client-wide log level) give way to a request's own _meta keys.
+            self._meta = dict(defaults or (), **self._required)
             self._meta_json = _to_json(self._meta)
 
     def encode(self, msg):
@@ -4825,8 +5131,9 @@ class _Era(object):
         if self._meta_json is None:
             return _encode_line(msg)
         params = msg.get("params")
-        if params and "_meta" in params:  # the caller's own _meta: merge (keys of ours win)
-            meta = dict(_meta_of(params), **self._meta)
+        if params and "_meta" in params:  # the caller's own _meta: merge (our required keys win)
+            meta = dict(self._meta, **_meta_of(params))
+            meta.update(self._required)
             return _encode_line(dict(msg, params=dict(params, _meta=meta)))
         body = _to_json(params) if params else "{}"
         text = '{"jsonrpc":"2.0","id":%d,"method":%s,"params":%s%s"_meta":%s}}' % (
@@ -4861,10 +5168,18 @@ class _Session(object):
     """
 
     def __init__(self, make_transport, timeout=DEFAULT_TIMEOUT, protocol_version="auto",
-                 probe_timeout=PROBE_TIMEOUT, client_info=None, request_timeout=_DEFAULT, **callbacks):
+                 probe_timeout=PROBE_TIMEOUT, client_info=None, request_timeout=_DEFAULT, log_level=None,
+                 trace_context=None, **callbacks):
         if protocol_version != "auto" and protocol_version not in SUPPORTED_VERSIONS:
             raise ValueError("protocol_version must be 'auto' or one of %s, not %r"
                              % (", ".join(SUPPORTED_VERSIONS), protocol_version))
+        if log_level is not None and log_level not in LOG_LEVELS:
+            raise ValueError("log_level must be None or one of %s, not %r" % (", ".join(LOG_LEVELS), log_level))
+        if trace_context is not None and not callable(trace_context):
+            raise ValueError("trace_context must be a callable returning {'traceparent': ...}, not %r"
+                             % (trace_context,))
+        self.log_level = log_level  # client-wide: every 2026-07-28 request's _meta, else logging/setLevel
+        self.trace_context = trace_context
         self._make_transport = make_transport
         self.timeout = timeout  # bounds connecting, writes, closing: always a number
         self.request_timeout = timeout if request_timeout is _DEFAULT else request_timeout  # None: no deadline
@@ -4875,7 +5190,7 @@ class _Session(object):
         self.server_info = {}
         self.server_capabilities = {}
         self.instructions = None
-        self.list_cache = _ListCache()
+        self.list_cache = _Cache()
         self.tasks = _Tasks(self)
         self.inbox = _Inbox(self._send_answer, self.list_cache, self.tasks, **callbacks)
         self.dispatcher = self.inbox.dispatcher = _Dispatcher(self.inbox.take_request, self.inbox.take_notification,
@@ -4897,7 +5212,8 @@ class _Session(object):
 
     def _set_era(self, version, modern):
         """The one place era state changes; the transport hears of it here."""
-        self.era = _Era(version, modern, self.inbox.capabilities(True), self.client_info)
+        self.era = _Era(version, modern, self.inbox.capabilities(True), self.client_info,
+                        {_LOG_LEVEL: self.log_level} if self.log_level else None)
         self.inbox.modern = modern
         self.transport.configure(version, modern)
 
@@ -4939,7 +5255,7 @@ class _Session(object):
                 raise
             return self._legacy(None, e)
         except McpError as e:  # no answer in time, an HTTP 4xx, a server that died, an outage...
-            if pinned or not _era_verdict(e, self.transport.kind != "stdio"):
+            if pinned or not _era_verdict(e, self.transport.carries_headers):
                 raise
             return self._legacy(None, e)
         if not isinstance(result.get("supportedVersions"), list):
@@ -4956,6 +5272,8 @@ class _Session(object):
         meta = result.get("_meta")
         info = meta.get(_META_PREFIX + "serverInfo") if isinstance(meta, dict) else None
         self.server_info = info if isinstance(info, dict) else {}
+        self.keep(("server/discover", None), result, _ttl_of(result), result.get("cacheScope"),
+                  self.transport.authorization)
         return chosen
 
     def _legacy(self, version, why):
@@ -4999,6 +5317,11 @@ class _Session(object):
         # they hear notifications/initialized, and need a stream to say them on.
         self.transport.after_handshake()
         self.notify("notifications/initialized")
+        if self.log_level and "logging" in self.server_capabilities:  # the handshake era's client-wide level
+            try:
+                self.request("logging/setLevel", {"level": self.log_level}, _remaining(deadline))
+            except RequestError as e:
+                _log.warning("%s refused logging/setLevel %s: %s", self.transport.name, self.log_level, e)
 
     def _renew_session(self):
         """The server's HTTP session was found gone (``transport.session_gone``): start one
@@ -5030,10 +5353,14 @@ class _Session(object):
             raise self.dispatcher.error
 
     def submit(self, method, params=None, timeout=_DEFAULT, progress=None, finish=None, wait_here=False,
-               cancellable=True, subscription=None, keepalive=None, intercept=None):
+               cancellable=True, subscription=None, keepalive=None, intercept=None, max_total=None):
         """Send a request; return its Future.  ``timeout`` is seconds, None for no deadline, or
         _DEFAULT for the client's.  ``wait_here``: the caller waits next, so HTTP may read the
-        answer on this thread.  Nothing is pending when this raises."""
+        answer on this thread.  ``max_total`` (seconds): the deadline follows progress
+        (reset_on_progress), never past this.  Nothing is pending when this raises."""
+        timeout = self.request_timeout if timeout is _DEFAULT else timeout
+        if max_total is not None and timeout is not None and not isinstance(progress, _ProgressClock):
+            progress = _ProgressClock(progress, timeout, time.monotonic() + max_total)  # (asks for progress)
         self._check_usable()
         if not isinstance(method, str) or not method:
             raise ValueError("the method must be a non-empty string, not %r" % (method,))
@@ -5045,29 +5372,37 @@ class _Session(object):
         if progress is not None:
             params = dict(params or ())
             params["_meta"] = dict(_meta_of(params), progressToken=rid)
+        if self.trace_context is not None:  # on the caller's thread, where its current span is
+            params = dict(params or ())
+            params["_meta"] = dict(_trace_meta(self.trace_context()), **_meta_of(params))
         msg = _request(rid, method, params)
         era = self.era
         data = era.encode(msg)  # ValueError for what JSON cannot carry, before anything is pending
-        fut = Future(rid, method, params, self.request_timeout if timeout is _DEFAULT else timeout, progress,
-                     self._settle, self._withdraw, finish, cancellable, not wait_here, self.inbox.events.put)
+        fut = Future(rid, method, params, timeout, progress, self._settle, self._withdraw, finish, cancellable,
+                     not wait_here, self.inbox.events.put)
         if fut._timeout == 0:  # no time left (Python's convention for 0 and less): nothing is sent
             fut._put(RequestTimeout("no time left for %s (timeout 0 or less): not sent" % method))
             return fut
+        hard = fut._deadline  # what the transport enforces: with a progress clock, its total
+        if isinstance(progress, _ProgressClock):
+            fut._deadline, hard = min(fut._deadline, progress.total), progress.total
+            wait_here = False  # the window is the Future's to watch: HTTP must not read the answer in send()
         fut._keepalive, fut._intercept = keepalive, intercept
         self.dispatcher.add(fut, subscription)
         if _log.isEnabledFor(logging.DEBUG):
             _trace("->", data)
         try:
-            self.transport.send(msg, data, fut._deadline, wait_here, era.param_headers(params) if (
+            self.transport.send(msg, data, hard, wait_here, era.param_headers(params) if (
                 method == "tools/call" and self.transport.carries_headers) else None)
         except Exception as e:  # whatever went wrong, the future is settled
             self.dispatcher.fail(rid, e if isinstance(e, McpError) else ConnectionClosed(
                 "cannot send %s to %s: %r" % (method, self.transport.name, e)))
         return fut
 
-    def request(self, method, params=None, timeout=_DEFAULT, progress=None, finish=None, cancellable=True):
+    def request(self, method, params=None, timeout=_DEFAULT, progress=None, finish=None, cancellable=True,
+                max_total=None):
         """Send a request and wait for its value (the result dict, or what ``finish`` makes of it)."""
-        return self.submit(method, params, timeout, progress, finish, True, cancellable).result()
+        return self.submit(method, params, timeout, progress, finish, True, cancellable, max_total=max_total).result()
 
     def notify(self, method, params=None):
         self._check_usable()
@@ -5190,6 +5525,8 @@ class _Session(object):
                 raise McpError("%s answered with resultType %r, which mcp_min does not know"
                                % (fut.method, _shorten(kind, 100) if isinstance(kind, str) else kind))
             asked = _field(result, "inputRequests", dict, fut.method, {})
+            if isinstance(fut._finish, _Keep):
+                fut._finish.after_input = True  # what answers made is never cached (spec)
             params = dict(fut._params or ())
             params.pop("inputResponses", None)
             params.pop("requestState", None)
@@ -5205,18 +5542,18 @@ class _Session(object):
         """Every page of a list, from the cache while the server's ttlMs allows.  ``timeout``
         bounds all the pages (default: the client's timeout for each)."""
         if not refresh:
-            cached = self.list_cache.get(method)
+            cached = self.list_cache.get((method, None), self.transport.authorization)
             if cached is not None:
                 return cached
         deadline = None if timeout is _DEFAULT else _deadline_after(timeout)
-        items, cursor, seen, ttl = [], None, set(), None
+        items, cursor, seen, ttl, scope = [], None, set(), None, "public"
+        context = self.transport.authorization
         for _ in range(MAX_PAGES):
             result = self.request(method, {"cursor": cursor} if cursor is not None else None,
                                   timeout if timeout is _DEFAULT else _remaining(deadline))
             items.extend(_field(result, key, list, method, []))
-            page_ttl = result.get("ttlMs")
-            page_ttl = min(page_ttl, int(LONGEST_WAIT * 1000)) if type(page_ttl) is int and page_ttl > 0 else 0
-            ttl = page_ttl if ttl is None else min(ttl, page_ttl)
+            ttl = _ttl_of(result) if ttl is None else min(ttl, _ttl_of(result))
+            scope = scope if result.get("cacheScope") == "public" else "private"  # one private page: all
             cursor = result.get("nextCursor")
             if cursor is None or (cursor == "" and not self.modern):  # 2026: "" is a real cursor
                 break
@@ -5228,8 +5565,23 @@ class _Session(object):
             seen.add(cursor)
         else:
             raise McpError("%s returned more than %d pages; stopping" % (method, MAX_PAGES))
-        self.list_cache.put(method, items, ttl)
+        self.keep((method, None), list(items), ttl, scope, context)
         return list(items)
+
+    def keep(self, key, value, ttl_ms, scope, context):
+        """Cache a result fetched under authorization ``context``, unless that changed meanwhile
+        (then which one it was fetched under is unknown)."""
+        if context == self.transport.authorization:
+            self.list_cache.put(key, value, ttl_ms, scope, context)
+
+    def cached(self, method, params, uri=None, refresh=False, timeout=_DEFAULT):
+        """A cacheable request's result (resources/read, server/discover): from the cache while
+        fresh for this authorization, else asked for and kept for its ``ttlMs``."""
+        if not refresh:
+            hit = self.list_cache.get((method, uri), self.transport.authorization)
+            if hit is not None:
+                return hit
+        return self.request(method, params, timeout, finish=_Keep(self, (method, uri)) if self.modern else None)
 
     def list_tools(self, refresh=False, timeout=_DEFAULT):
         tools = self.list_all("tools/list", "tools", refresh, timeout)
@@ -5389,7 +5741,7 @@ class _Tasks(object):
         return True
 
     def _follow(self, task, fut):
-        outcome = task._follow_call(fut)
+        outcome = self._follow_call(task, fut)
         fut._put(outcome if isinstance(outcome, BaseException) else _response(fut.id, outcome))
 
     def finish(self, value):
@@ -5418,12 +5770,26 @@ class _Tasks(object):
         task = self.made(fut, result)
         if task is None:
             return result
-        outcome = task._follow_call(fut)
+        outcome = self._follow_call(task, fut)
         if fut._progress is not None:
             self._session.inbox.events.drain(fut._deadline)  # its status reports are seen before its end
         if isinstance(outcome, BaseException):
             raise outcome
         return outcome
+
+    @staticmethod
+    def _follow_call(task, fut):
+        """``task._follow_call(fut)``; with reset_on_progress, the task's status changes (which
+        reach its progress callback, the clock) move the call's deadline on."""
+        clock = fut._progress if isinstance(fut._progress, _ProgressClock) else None
+        if clock is None:
+            return task._follow_call(fut)
+        clock.following = fut
+        clock.tick(fut)  # (becoming a task was progress)
+        try:
+            return task._follow_call(fut)
+        finally:
+            clock.following = None  # no cycle (future -> clock -> future) outlives the call
 
     # -- what the server pushes ------------------------------------------------------
     def add(self, task):
@@ -5545,7 +5911,13 @@ class Task(object):
         """Follow the task a tool call became, to its outcome (a result dict or an McpError);
         at the call's deadline, or on a failure of ours, the task is cancelled."""
         try:
-            return self._await(fut._deadline)
+            while True:
+                try:
+                    return self._await(fut._deadline)
+                except _Expired:
+                    if _expired(fut._deadline):
+                        raise
+                    # postponed meanwhile (reset_on_progress): follow on
         except _Expired:
             outcome = RequestTimeout("no outcome of %s (task %s) within %.3g s; task cancelled"
                                      % (fut.method, self.id, fut._timeout))
@@ -5911,6 +6283,18 @@ class Client(object):
             True, mcp_min's own JSON Schema validator); False passes both
             through; or a callable ``f(instance, schema)`` that raises on a
             mismatch (``jsonschema.validate`` fits).
+        capabilities: more to declare, applied as a JSON Merge Patch (RFC 7396)
+            over what mcp_min declares itself, in both eras: e.g.
+            ``{"sampling": {"tools": {}}, "extensions": {"io.modelcontextprotocol/ui": {...}}}``;
+            ``None`` as a value withdraws one of ours.  Roots, sampling and
+            elicitation need their callback.
+        log_level: ``"debug"`` ... ``"emergency"``: the server's log messages
+            wanted at that level and above, on every 2026-07-28 request
+            (``_meta`` ``io.modelcontextprotocol/logLevel``; a request's own
+            ``_meta`` key wins), else one ``logging/setLevel`` after the handshake.
+        trace_context: ``f() -> {"traceparent": ..., "tracestate": ...}`` (or
+            None), called on the sending thread for every request; the W3C trace
+            context goes into its ``_meta`` (SEP-414).
 
     Every callback runs on a worker thread, never on one that reads from the
     server.  A method's ``timeout`` (default: the client's) is seconds, None
@@ -5934,9 +6318,13 @@ class Client(object):
                  probe_timeout: float = PROBE_TIMEOUT, auth: Any = None,
                  url_elicitation: Callable[[_Json], _Json] | None = None,
                  transport: str = "auto", verify: bool | str = True, cert: str | tuple[str, str] | None = None,
-                 ssl_context: Any = None, validate: bool | Callable[[Any, _Json], object] = True) -> None:
+                 ssl_context: Any = None, validate: bool | Callable[[Any, _Json], object] = True,
+                 capabilities: Mapping[str, Any] | None = None, log_level: str | None = None,
+                 trace_context: Callable[[], Mapping[str, str] | None] | None = None) -> None:
         request_timeout = _client_timeout(timeout, "timeout", none_ok=True)
         timeout = DEFAULT_TIMEOUT if request_timeout is None else request_timeout
+        capabilities = _check_capabilities(capabilities, {"roots": roots, "sampling": sampling, "elicitation": (
+            elicitation), "url_elicitation": url_elicitation})
         probe_timeout = _client_timeout(probe_timeout, "probe_timeout")
         if not (validate is True or validate is False or callable(validate)):
             raise ValueError("validate must be True, False or a callable f(instance, schema), not %r" % (validate,))
@@ -5957,6 +6345,11 @@ class Client(object):
                 if transport == "sse":
                     return _SseTransport(server, headers, timeout, auth, tls)
                 return _StreamableHttpTransport(server, headers, timeout, auth, tls, fallback=transport == "auto")
+        elif isinstance(server, _StreamTransport):  # Client.over()
+            server.timeout = timeout
+
+            def make_transport(events):
+                return server
         else:
             if transport not in ("auto", "stdio"):
                 raise ValueError("transport=%r needs an http(s):// URL" % (transport,))
@@ -5971,8 +6364,9 @@ class Client(object):
                 stderr = (lambda line: events.put(on_stderr, line)) if on_stderr is not None else None
                 return _StdioTransport(argv, env, inherit_env, cwd, stderr, timeout)
         session = _Session(make_transport, timeout, protocol_version, probe_timeout, client_info, request_timeout,
-                           roots=roots, sampling=sampling, elicitation=elicitation, url_elicitation=url_elicitation,
-                           on_log=on_log, on_notification=on_notification, validate=validate)
+                           log_level, trace_context, roots=roots, sampling=sampling, elicitation=elicitation,
+                           url_elicitation=url_elicitation, on_log=on_log, on_notification=on_notification,
+                           validate=validate, capabilities=capabilities)
         self._session = session
         # A dropped Client still reaps its server: the session holds no reference back to us.
         # (On PyPy, without reference counting, that happens at a collection or at exit.)
@@ -5982,6 +6376,16 @@ class Client(object):
         except BaseException:
             session.close()
             raise
+
+    @classmethod
+    def over(cls, reader: Any, writer: Any = None, **options: Any) -> Client:
+        """A client of a server at the other end of byte streams you already have: a
+        connected socket (TCP or Unix, POSIX only) as ``reader`` alone, or a ``reader``
+        and a ``writer`` (``os.pipe()`` ends of a server thread in this process, binary
+        files; ints or anything with ``fileno()``).  The stdio framing and everything
+        above it, no subprocess.  ``options`` are Client's; the client owns the streams:
+        close() closes them (a socket is shut down first)."""
+        return cls(_StreamTransport(reader, writer), **options)  # type: ignore[arg-type]
 
     # -- what the server told us ------------------------------------------------
     @property
@@ -6006,7 +6410,8 @@ class Client(object):
 
     @property
     def transport(self) -> str:
-        """``"stdio"``, ``"streamable-http"`` or ``"sse"`` (the legacy HTTP+SSE transport)."""
+        """``"stdio"``, ``"streamable-http"``, ``"sse"`` (the legacy HTTP+SSE transport) or
+        ``"streams"`` (Client.over())."""
         return self._session.transport.kind
 
     @property
@@ -6016,7 +6421,8 @@ class Client(object):
 
     # -- tools -------------------------------------------------------------------
     def call(self, name: str, arguments: Mapping[str, Any] | None = None, /, *, timeout: float | None = _DEFAULT,
-             progress: Callable[..., object] | None = None, **kwargs: Any) -> Any:
+             progress: Callable[..., object] | None = None, reset_on_progress: bool = False,
+             max_total: float | None = None, **kwargs: Any) -> Any:
         """Call a tool and return its value.
 
         Arguments come as a dict, as keywords, or both (a tool argument called
@@ -6031,26 +6437,34 @@ class Client(object):
         the same way, ``progress`` also receives its status changes, and
         ``timeout`` bounds the whole task (when it passes, the task is cancelled).
 
+        ``reset_on_progress=True``: ``timeout`` is the longest silence; each progress
+        notification (and, for a task, each status change) starts it again, up to
+        ``max_total`` seconds in all (default RESET_TOTAL_FACTOR timeouts).
+
         Raises ToolError when the tool reports failure, OutputValidationError
         (a ToolError) when its structuredContent does not match the outputSchema
         of a tools/list already read, RequestError for a protocol error,
         RequestTimeout, ConnectionClosed.
         """
-        return self._tool_future(name, arguments, kwargs, timeout, progress, _tool_value, True).result()
+        return self._tool_future(name, arguments, kwargs, timeout, progress, _tool_value, True,
+                                 total=self._total(timeout, reset_on_progress, max_total)).result()
 
     def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None, /, *,
                   timeout: float | None = _DEFAULT, progress: Callable[..., object] | None = None,
-                  **kwargs: Any) -> _Json:
+                  reset_on_progress: bool = False, max_total: float | None = None, **kwargs: Any) -> _Json:
         """Call a tool like ``call`` and return the raw CallToolResult dict (no ToolError:
         look at its ``isError``)."""
-        return self._tool_future(name, arguments, kwargs, timeout, progress, None, True).result()
+        return self._tool_future(name, arguments, kwargs, timeout, progress, None, True,
+                                 total=self._total(timeout, reset_on_progress, max_total)).result()
 
     def submit(self, name: str, arguments: Mapping[str, Any] | None = None, /, *, timeout: float | None = _DEFAULT,
-               progress: Callable[..., object] | None = None, **kwargs: Any) -> Future:
+               progress: Callable[..., object] | None = None, reset_on_progress: bool = False,
+               max_total: float | None = None, **kwargs: Any) -> Future:
         """Start a tool call and return a Future at once; ``.result()`` gives what
         ``call`` would (``timeout`` is the call's, counted from now).  The Future keeps
         the client alive until it is settled."""
-        return self._tool_future(name, arguments, kwargs, timeout, progress, _tool_value, False)
+        return self._tool_future(name, arguments, kwargs, timeout, progress, _tool_value, False,
+                                 total=self._total(timeout, reset_on_progress, max_total))
 
     def start(self, name: str, arguments: Mapping[str, Any] | None = None, /, *, timeout: float | None = _DEFAULT,
               ttl: float | None = None, progress: Callable[..., object] | None = None, **kwargs: Any) -> Task:
@@ -6071,7 +6485,21 @@ class Client(object):
             raise ValueError("a task id is a string, not %r" % (task_id,))
         return Task(self._session, task_id, None, progress)
 
-    def _tool_future(self, name, arguments, kwargs, timeout, progress, finish, wait_here, ttl=None):
+    def _total(self, timeout, reset_on_progress, max_total):
+        """The ``max_total`` seconds of a call whose deadline follows progress, else None."""
+        if not reset_on_progress:
+            if max_total is not None:
+                raise ValueError("max_total bounds a call with reset_on_progress=True")
+            return None
+        window = _timeout_arg(timeout, self._session.request_timeout)
+        if max_total is None:
+            return None if window is None else window * RESET_TOTAL_FACTOR
+        total = _timeout_arg(max_total, None, "max_total")
+        if total == 0:  # (a bound, not a wait: "no time left" makes no sense here)
+            raise ValueError("max_total must be a positive number of seconds or None, not %r" % (max_total,))
+        return LONGEST_WAIT if total is None else total
+
+    def _tool_future(self, name, arguments, kwargs, timeout, progress, finish, wait_here, ttl=None, total=None):
         if not isinstance(name, str):
             raise ValueError("the tool name must be a string, not %r" % (name,))
         args = dict(arguments) if arguments else {}
@@ -6092,7 +6520,8 @@ class Client(object):
             finish = self._checked(name, finish)
         # Nobody waits on a submitted call: a task it becomes is followed by a thread of its own.
         return session.submit("tools/call", params, timeout, progress, session.tasks.finish(finish), wait_here,
-                              keepalive=self, intercept=None if wait_here else session.tasks.intercept)
+                              keepalive=self, intercept=None if wait_here else session.tasks.intercept,
+                              max_total=total)
 
     def _checked(self, name, value):
         """A tool call's ``finish``: its final result checked against the tool's outputSchema,
@@ -6123,12 +6552,13 @@ class Client(object):
         """All prompts (every page)."""
         return self._session.list_all("prompts/list", "prompts", refresh, _timeout_arg(timeout, _DEFAULT))
 
-    def read_resource(self, uri: str, *, timeout: float | None = _DEFAULT) -> _Json:
+    def read_resource(self, uri: str, *, timeout: float | None = _DEFAULT, refresh: bool = False) -> _Json:
         """Read a resource; returns the result dict (its ``contents`` list holds the data).
+        Served from cache while a 2026-07-28 server's ``ttlMs`` allows, unless ``refresh``.
 
         Raises ResourceNotFound for an unknown URI."""
         try:
-            return self._session.request("resources/read", {"uri": uri}, _timeout_arg(timeout, _DEFAULT))
+            return self._session.cached("resources/read", {"uri": uri}, uri, refresh, _timeout_arg(timeout, _DEFAULT))
         except RequestError as e:
             if e.code in (RESOURCE_NOT_FOUND, INVALID_PARAMS) and not isinstance(e, ResourceNotFound):
                 raise ResourceNotFound(e.code, e.message, e.data, e.method)
@@ -6180,6 +6610,13 @@ class Client(object):
                           "params={'_meta': {'io.modelcontextprotocol/logLevel': level}}))")
         self._session.request("logging/setLevel", {"level": level})
 
+    def discover(self, refresh: bool = False) -> _Json:
+        """The server's ``server/discover`` result (2026-07-28): versions, capabilities,
+        instructions.  The one from connecting is served while its ``ttlMs`` allows, unless
+        ``refresh``."""
+        self._modern_only("server/discover")
+        return self._session.cached("server/discover", {}, None, refresh)
+
     def ping(self, *, timeout: float | None = _DEFAULT) -> None:
         """Check the server answers (2026-07-28 has no ping: server/discover stands in)."""
         self._session.request("server/discover" if self._session.modern else "ping", None,
@@ -6203,6 +6640,11 @@ class Client(object):
             wanted["resourceSubscriptions"] = list(resource_uris)
         session.listen(sub, wanted)
         return sub
+
+    def _modern_only(self, method):
+        if not self._session.modern:
+            raise McpError("%s does not exist in protocol %s (server_capabilities, server_info and "
+                           "instructions hold what initialize said)" % (method, self._session.protocol_version))
 
     def _legacy_only(self, method, instead):
         if self._session.modern:
@@ -6281,9 +6723,12 @@ class Client(object):
 
     # -- raw access ------------------------------------------------------------
     def request(self, method: str, params: _Json | None = None, *, timeout: float | None = _DEFAULT,
-                progress: Callable[..., object] | None = None) -> _Json:
-        """Send any request and return its raw result dict (``params``: a dict or None)."""
-        return self._session.request(method, params, _timeout_arg(timeout, _DEFAULT), progress)
+                progress: Callable[..., object] | None = None, reset_on_progress: bool = False,
+                max_total: float | None = None) -> _Json:
+        """Send any request and return its raw result dict (``params``: a dict or None).
+        ``reset_on_progress``, ``max_total``: as for call()."""
+        return self._session.request(method, params, _timeout_arg(timeout, _DEFAULT), progress,
+                                     max_total=self._total(timeout, reset_on_progress, max_total))
 
     def submit_request(self, method: str, params: _Json | None = None, *, timeout: float | None = _DEFAULT,
                        progress: Callable[..., object] | None = None) -> Future:
@@ -6311,6 +6756,139 @@ class Client(object):
     def __repr__(self) -> str:
         s = self._session
         return "<mcp_min.Client %s %s %s>" % (s.transport.kind, s.transport.name, s.protocol_version)
+
+
+# ---------------------------------------------------------------------------
+# Groups: every server of an mcpServers configuration at once (an add-on over Client)
+# ---------------------------------------------------------------------------
+
+def _client_args(name, entry, options):
+    """Client's arguments for one ``mcpServers`` entry: (server, options)."""
+    if not isinstance(entry, dict):
+        raise ValueError("server %r: an entry is an object with command or url, not %r" % (name, entry))
+    options = dict(options)
+    if isinstance(entry.get("url"), str):
+        if entry.get("headers"):
+            options["headers"] = dict(options.get("headers") or {}, **entry["headers"])
+        return entry["url"], options
+    if isinstance(entry.get("command"), str):
+        if entry.get("env"):
+            options["env"] = dict(options.get("env") or {}, **entry["env"])
+        if entry.get("cwd"):
+            options["cwd"] = entry["cwd"]
+        return [entry["command"]] + list(entry.get("args") or []), options
+    raise ValueError("server %r has neither a command nor a url" % (name,))
+
+
+def _in_parallel(items, fn, what):
+    """``fn(name, item)`` for every item at once, one thread each; name -> (value, error)."""
+    out = {}
+
+    def run(name, item):
+        try:
+            out[name] = (fn(name, item), None)
+        except Exception as e:  # one server's failure is that server's, never the group's
+            out[name] = (None, e)
+    threads = []
+    for name, item in items.items():
+        try:
+            threads.append(_start_thread(run, "mcp_min-group-%s" % name, (name, item), what))
+        except ConnectionClosed as e:
+            out[name] = (None, e)
+    for thread in threads:
+        thread.join()  # each Client call is bounded by its own timeout
+    return out
+
+
+class Group(object):
+    """Every server of an ``mcpServers`` configuration, connected in parallel; their tools
+    under ``"<server><separator><tool>"`` names.
+
+    Args:
+        config: ``{"mcpServers": {name: entry}}`` (or just ``{name: entry}``), or the path of
+            such a JSON file.  An entry is ``{"command", "args", "env", "cwd"}`` (stdio) or
+            ``{"url", "headers"}`` (HTTP); ``"disabled": true`` leaves it out.
+        separator: between server and tool names (default ``"."``).  A server is found by
+            the longest name that matches, so tool names may contain it too.
+        options: Client options for every server (``timeout=``, ``inherit_env=``, ``auth=``...).
+
+    ``clients`` maps each server that connected to its Client; ``errors`` maps the others
+    (and any whose ``list_tools()`` failed) to the exception that stopped them.  One server
+    failing never fails the rest.  ``close()`` closes them all at once.
+    """
+
+    def __init__(self, config: str | os.PathLike[str] | Mapping[str, Any], *, separator: str = ".",
+                 **options: Any) -> None:
+        if not isinstance(separator, str) or not separator:
+            raise ValueError("separator must be a non-empty string, not %r" % (separator,))
+        if isinstance(config, (str, os.PathLike)):
+            try:
+                with open(config, encoding="utf-8") as f:
+                    config = json.load(f)
+            except (OSError, ValueError) as e:
+                raise ValueError("cannot read the server configuration %s: %s" % (config, e))
+        servers = config.get("mcpServers", config) if isinstance(config, dict) else None
+        if not isinstance(servers, dict):
+            raise ValueError("config must be an mcpServers object (name -> entry), not %r" % (config,))
+        servers = {n: e for n, e in servers.items() if not (isinstance(e, dict) and e.get("disabled"))}
+        self.separator = separator
+
+        def connect(name, entry):
+            server, own = _client_args(name, entry, options)
+            return Client(server, **own)
+        done = _in_parallel(servers, connect, "connect to a server")
+        self.clients = {name: c for name, (c, e) in sorted(done.items()) if e is None}
+        self.errors = {name: e for name, (c, e) in sorted(done.items()) if e is not None}
+
+    def list_tools(self, refresh: bool = False) -> List[_Json]:
+        """Every connected server's tools (asked in parallel), each a copy named
+        ``server + separator + tool``; a server that fails here moves to ``errors``."""
+        done = _in_parallel(self.clients, lambda name, c: c.list_tools(refresh), "list a server's tools")
+        tools = []
+        for name, (listed, error) in sorted(done.items()):
+            if error is not None:
+                self.errors[name] = error
+                continue
+            tools.extend(dict(t, name=name + self.separator + str(t.get("name"))) for t in listed
+                         if isinstance(t, dict))
+        return tools
+
+    def client(self, name: str) -> Client:
+        """The Client of the server named ``name`` (McpError if it did not connect)."""
+        if name in self.clients:
+            return self.clients[name]
+        why = self.errors.get(name)
+        raise McpError("no connected server %r%s (connected: %s)" % (
+            name, ": %s" % why if why is not None else "", ", ".join(self.clients) or "none"))
+
+    def call(self, name: str, arguments: Mapping[str, Any] | None = None, /, *, timeout: float | None = _DEFAULT,
+             progress: Callable[..., object] | None = None, **kwargs: Any) -> Any:
+        """Call ``"server.tool"`` (with the group's separator); as Client.call otherwise."""
+        server, tool = self._split(name)
+        return self.client(server).call(tool, arguments, timeout=timeout, progress=progress, **kwargs)
+
+    def _split(self, name):
+        if not isinstance(name, str):
+            raise ValueError("a tool name is a string, not %r" % (name,))
+        known = sorted(set(self.clients) | set(self.errors), key=len, reverse=True)
+        for server in known:
+            if name.startswith(server + self.separator):
+                return server, name[len(server) + len(self.separator):]
+        raise McpError("%r names no server of this group (servers: %s; separator %r)"
+                       % (name, ", ".join(sorted(known)) or "none", self.separator))
+
+    def close(self) -> None:
+        """Close every client at once (idempotent)."""
+        _in_parallel(self.clients, lambda name, c: c.close(), "close a server")
+
+    def __enter__(self) -> Group:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return "<mcp_min.Group %d connected, %d failed>" % (len(self.clients), len(self.errors))
 
 
 # ---------------------------------------------------------------------------

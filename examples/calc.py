@@ -419,9 +419,15 @@ def greet_modern(params, caps):
 
 # -------------------------------------------------------------- stdio ----
 
-def serve_stdio():
-    out = sys.stdout.buffer
-    sys.stdout = sys.stderr   # a stray print() must never corrupt the protocol
+def serve_stdio(reader=None, writer=None):
+    """Serve one client over stdin/stdout, or over the binary streams ``reader`` and
+    ``writer`` (a server on a thread of the client's own process: see mcp_min's
+    Client.over); ``writer`` is closed at EOF, so the client sees the end too."""
+    if writer is None:
+        out = sys.stdout.buffer
+        sys.stdout = sys.stderr   # a stray print() must never corrupt the protocol
+    else:
+        out = writer
     write_lock = threading.Lock()
     conn = Connection()
     workers = []
@@ -452,7 +458,7 @@ def serve_stdio():
         else:
             process(item)
 
-    stdin = sys.stdin.buffer
+    stdin = sys.stdin.buffer if reader is None else reader
     try:
         while True:
             line = stdin.readline()   # binary readline splits on b"\n" only
@@ -475,6 +481,8 @@ def serve_stdio():
     conn.close()   # releases any greet still waiting for an answer
     for worker in workers:
         worker.join(5.0)
+    if writer is not None:
+        writer.close()
 
 
 # --------------------------------------------------------------- HTTP ----

@@ -18,7 +18,8 @@ Config keys: ``log`` (path), ``push`` (send task status notifications: 2025 noti
 Behaviours:
 - tools/list (2025): ``work``, ``ask`` need a task (execution.taskSupport required),
   ``maybe`` allows one (optional), ``echo``, ``needs_url`` and ``visit`` run at once.
-- ``work {s, poll_ms, outcome, message}``: a task that works for ``s`` seconds and then
+- ``work {s, poll_ms, outcome, message, every}``: a task that works for ``s`` seconds (with
+  the status message "step N" every ``every`` seconds, if given) and then
   completes (``outcome`` "ok": structuredContent ``{"slept": s}``), fails with a JSON-RPC
   error (``"fail"``: -32603 "the work broke"), or completes with isError (``"tool_error"``;
   in 2025-11-25 that is status failed, as the spec says).  ``poll_ms`` is the suggested poll
@@ -142,9 +143,13 @@ def set_status(task, status, message=None, **fields):
 
 def run_work(task, args):
     deadline = time.monotonic() + float(args.get("s", 0.5))
+    every, step = args.get("every"), 0  # a status message "step N" every ``every`` seconds
     with lock:
         while time.monotonic() < deadline and task["status"] != "cancelled":
-            lock.wait(deadline - time.monotonic())
+            lock.wait(min(deadline - time.monotonic(), every) if every else deadline - time.monotonic())
+            if every and time.monotonic() < deadline and task["status"] == "working":
+                step += 1
+                set_status(task, "working", "step %d" % step)
     outcome = args.get("outcome", "ok")
     if outcome == "fail":
         set_status(task, "failed", "the work broke", error=rpc_error(-32603, "the work broke", {"step": 3}))

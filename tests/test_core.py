@@ -527,7 +527,7 @@ def test_subscription_map_and_list_cache_are_safe_across_threads(monkeypatch):
             self.ended.append(error)
 
     d, _ = make_dispatcher()
-    cache = mcp_min._ListCache()
+    cache = mcp_min._Cache()
     subs = []
     for i in range(300):
         sub = Sub()
@@ -536,9 +536,9 @@ def test_subscription_map_and_list_cache_are_safe_across_threads(monkeypatch):
         d.add(fut, sub)
         threads = [threading.Thread(target=d.receive, args=({"jsonrpc": "2.0", "id": fut.id, "result": {}},)),
                    threading.Thread(target=d.unsubscribe, args=(sub,)),
-                   threading.Thread(target=cache.put, args=("tools/list", [i], 60000)),
+                   threading.Thread(target=cache.put, args=(("tools/list", None), [i], 60000, "private", None)),
                    threading.Thread(target=cache.drop, args=("tools/list",)),
-                   threading.Thread(target=cache.get, args=("tools/list",))]
+                   threading.Thread(target=cache.get, args=(("tools/list", None), None))]
         for t in threads:
             t.start()
         for t in threads:
