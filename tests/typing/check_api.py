@@ -7,6 +7,7 @@ examples/calc.py (``python tests/typing/check_api.py``), so the example is true 
 from __future__ import annotations
 
 import concurrent.futures
+import threading
 import sys
 from typing import Any, Dict, List, Optional
 
@@ -64,8 +65,16 @@ def use_client(server: List[str]) -> int:
             print(number, fut.method, fut.result(timeout=1), fut.exception(0), fut.done(), fut.running(),
                   fut.cancelled())
         late = client.submit_request("tools/list", None, timeout=5)
-        late.add_done_callback(lambda f: print("listed", f.done()))
+        seen: List[bool] = []
+        called = threading.Event()  # (the callback runs on mcp_min-events: printing there would interleave)
+
+        def on_done(f: Future) -> None:
+            seen.append(f.done())
+            called.set()
+        late.add_done_callback(on_done)
         print(late.result(), late.cancel("no longer needed"), len(done), len(finished))
+        called.wait(10)
+        print("listed", seen[0] if seen else None)
 
         task: Task = client.start("add", a=1, b=2, ttl=60.0, progress=on_progress)
         if task.id is not None:
