@@ -15,13 +15,15 @@ How it works
 Layers, top to bottom of this file: constants; errors; a JSON-RPC core with no
 I/O (message building, ``Future``, and ``_Dispatcher``, which owns request ids,
 the pending requests and the subscriptions, and routes what arrives); pure
-protocol helpers; a JSON Schema validator (tool output, elicitation answers);
-transports behind one interface (``_Transport``: stdio, the stdio framing over
-the caller's own streams, Streamable HTTP, legacy HTTP+SSE; every HTTP byte goes
-through ``_HttpEngine``); ``_Session`` (version negotiation, sending, settling
-answers) and ``_Inbox`` (what the server sends unasked); tasks (``Task``: tool
-calls that run in the background); ``Client``; ``Group`` (many servers at
-once); the auth plug-in (``OAuth``); the CLI.
+protocol helpers and the two framings on bytes (``_SseParser`` for event streams,
+``_LineSplitter`` for stdio lines, each dropping what exceeds MAX_MESSAGE_BYTES as it
+grows); a JSON Schema validator (tool output, elicitation answers); transports
+behind one interface (``_Transport``: stdio, the stdio framing over the caller's
+own streams, Streamable HTTP, legacy HTTP+SSE; every HTTP byte goes through
+``_HttpEngine``); ``_Session`` (version negotiation, sending, settling answers)
+and ``_Inbox`` (what the server sends unasked); tasks (``Task``: tool calls that
+run in the background); ``Client``; ``Group`` (many servers at once); the auth
+plug-in (``OAuth``); the CLI.
 
 Threads.  stdio: ``mcp_min-reader-<pid>`` reads the server's stdout and routes
 every message; ``mcp_min-stderr-<pid>`` keeps the tail of its stderr.  Over the
@@ -1771,6 +1773,56 @@ class _SseParser(object):
         return None
 
 
+class _LineSplitter(object):
+    """Newline framing of the stdio transport, on bytes: fed what the pipe gives, in pieces of
+    any size, it returns the complete lines (without their ``\\n``; a CRLF line keeps its
+    ``\\r``, which JSON takes as whitespace, and blank lines are returned as ``b""``).
+
+    A line longer than ``limit`` bytes is dropped as it grows, not buffered: ``on_oversized()``
+    is called once for it and the rest of it is skipped up to its end."""
+
+    def __init__(self, limit, on_oversized):
+        self._limit, self._on_oversized = limit, on_oversized
+        self._pending = []  # the pieces of the unfinished line
+        self._size = 0  # their size; -1 while dropping an oversized line
+
+    def feed(self, chunk):
+        """The lines that ``chunk`` completes, in order (a list, often of one line)."""
+        lines = chunk.split(b"\n")
+        tail = lines.pop()  # what follows the last line end: the start of the next line
+        if self._size or tail or len(chunk) > self._limit:  # (not the usual whole lines)
+            self._join_and_bound(lines, tail, len(chunk))
+        return lines
+
+    def _join_and_bound(self, lines, tail, chunk_size):
+        if lines and self._size:  # the first line ends the unfinished one
+            if self._size < 0 or self._size + len(lines[0]) > self._limit:
+                if self._size > 0:
+                    self._on_oversized()
+                lines[0] = b""  # (returned as a blank line: the caller skips those anyway)
+            else:
+                lines[0] = b"".join(self._pending) + lines[0]
+            self._pending, self._size = [], 0
+        if chunk_size > self._limit:  # only then can a whole line in it be too long
+            for i, line in enumerate(lines):
+                if len(line) > self._limit:
+                    self._on_oversized()
+                    lines[i] = b""
+        if tail and self._size >= 0:
+            self._size += len(tail)
+            if self._size > self._limit:
+                self._on_oversized()
+                self._pending, self._size = [], -1
+            else:
+                self._pending.append(tail)
+
+    def finish(self):
+        """At the end of the stream: the last line when it had no line end (else ``b""``)."""
+        rest = b"".join(self._pending) if self._size > 0 else b""
+        self._pending, self._size = [], 0
+        return rest
+
+
 # ---------------------------------------------------------------------------
 # JSON Schema: checking what the server returns and what we answer
 #
@@ -3242,17 +3294,13 @@ class _StdioTransport(_Transport):
     def _read_loop(self):
         receive, loads = self._router.receive, _decode_str
         read, fd = os.read, self._proc.stdout.fileno()
-        pending, size = [], 0  # the unfinished line; size -1 while dropping an oversized one
+        splitter = _LineSplitter(MAX_MESSAGE_BYTES, lambda: _log.warning(
+            "%s sent a message of over %d bytes; dropped it", self.name, MAX_MESSAGE_BYTES))
+        feed = splitter.feed
         try:
             while True:
                 chunk = read(fd, PIPE_READ_BYTES)
-                if not chunk:
-                    break
-                lines = chunk.split(b"\n")
-                tail = lines.pop()  # what follows the last line end: the start of the next line
-                if lines and size:
-                    lines[0] = b"".join(pending) + lines[0] if size > 0 else b""
-                    pending, size = [], 0
+                lines = feed(chunk) if chunk else [splitter.finish()]  # at EOF: a last line without its end
                 for line in lines:
                     if not line or line == b"\r":  # blank lines and bare CRs are tolerated silently
                         continue
@@ -3267,12 +3315,8 @@ class _StdioTransport(_Transport):
                         receive(msg)
                     except Exception:  # a bug in routing must not end the reader
                         _log.exception("error routing a message from %s", self.name)
-                if tail and size >= 0:
-                    pending.append(tail)
-                    size += len(tail)
-                    if size > MAX_MESSAGE_BYTES:
-                        _log.warning("%s sent a message of over %d bytes; dropped it", self.name, MAX_MESSAGE_BYTES)
-                        pending, size = [], -1
+                if not chunk:
+                    break
         except OSError:
             pass  # the pipe was closed under us
         finally:

@@ -250,6 +250,70 @@ def test_sse_oversized_event_is_dropped_not_buffered(monkeypatch):
 
 
 # ---------------------------------------------------------------------------
+# Stdio line framing (_LineSplitter, fed bytes as a pipe gives them)
+# ---------------------------------------------------------------------------
+
+def split(chunks, limit=100):
+    drops = []
+    splitter = mcp_min._LineSplitter(limit, lambda: drops.append(1))
+    lines = []
+    for chunk in chunks:
+        lines.extend(splitter.feed(chunk))
+    return lines, splitter.finish(), len(drops)
+
+
+def test_lines_split_across_chunks_come_out_whole():
+    lines, rest, drops = split([b'{"a":', b'1}\n{"b"', b":2}\n{", b'"c":3}\n'])
+    assert lines == [b'{"a":1}', b'{"b":2}', b'{"c":3}'] and rest == b"" and drops == 0
+
+
+def test_one_byte_at_a_time():
+    data = b'{"a":1}\r\n\n{"b":2}\n'
+    lines, rest, drops = split([data[i:i + 1] for i in range(len(data))])
+    assert lines == [b'{"a":1}\r', b"", b'{"b":2}'] and rest == b"" and drops == 0
+
+
+def test_crlf_and_empty_lines_are_returned_as_they_are():
+    lines, _, _ = split([b'{"a":1}\r\n\r\n\n{"b":2}\r\n'])
+    assert lines == [b'{"a":1}\r', b"\r", b"", b'{"b":2}\r']
+
+
+def test_an_oversized_line_is_dropped_and_the_next_one_arrives():
+    big = b"x" * 250
+    lines, rest, drops = split([big[:90], big[90:180], big[180:] + b"\n" + b'{"ok":1}\n'])
+    assert [line for line in lines if line] == [b'{"ok":1}'] and drops == 1
+
+
+def test_an_oversized_line_inside_one_chunk_is_dropped():
+    lines, _, drops = split([b"y" * 101 + b'\n{"ok":1}\n'])
+    assert [line for line in lines if line] == [b'{"ok":1}'] and drops == 1
+
+
+def test_an_oversized_line_is_not_buffered_while_it_grows():
+    drops = []
+    splitter = mcp_min._LineSplitter(100, lambda: drops.append(1))
+    for _ in range(1000):
+        assert splitter.feed(b"z" * 64) == []
+    assert splitter._pending == [] and drops == [1]
+    assert splitter.feed(b'z\n{"ok":1}\n') == [b"", b'{"ok":1}']
+
+
+@pytest.mark.parametrize("size, kept", [(100, True), (101, False)])
+def test_a_line_split_exactly_at_the_limit(size, kept):
+    line = b"k" * size
+    lines, _, drops = split([line[:50], line[50:], b"\n", b'{"next":1}\n'])
+    assert [x for x in lines if x] == ([line] if kept else []) + [b'{"next":1}']
+    assert drops == (0 if kept else 1)
+
+
+def test_the_last_line_without_a_line_end_is_kept_at_eof():
+    lines, rest, drops = split([b'{"a":1}\n{"b":', b"2}"])
+    assert lines == [b'{"a":1}'] and rest == b'{"b":2}' and drops == 0
+    _, rest, drops = split([b"w" * 150])
+    assert rest == b"" and drops == 1
+
+
+# ---------------------------------------------------------------------------
 # Headers, versions, tool values, commands
 # ---------------------------------------------------------------------------
 
