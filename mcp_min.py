@@ -1483,23 +1483,132 @@ def _taskkill_argv(pid):
     return [os.path.join(root, "System32", "taskkill.exe"), "/T", "/F", "/PID", str(int(pid))]
 
 
+class _WindowsJob(object):
+    """Windows: a job object that holds a server and every process it starts, so that close()
+    ends the whole tree even after the server itself has exited (Windows does not end children
+    with their parent, and taskkill /T cannot find the children of a process that is gone).
+    Ours is the job's only handle and the job ends its processes when that handle closes: a
+    client that dies leaves no server behind either.
+
+    The server joins the job right after Popen returns.  A child it starts before that stays
+    outside; starting it suspended would close that gap, but subprocess cannot resume a
+    suspended process (Popen closes the thread handle ResumeThread needs), and a launcher
+    (cmd.exe, npx, uvx) needs far longer than those microseconds to start anything.
+    ``for_process`` gives None where ctypes or the job API is missing or Windows refuses the
+    job; close() then falls back to taskkill, which reaches the tree only while the server lives."""
+
+    _KILL_ON_JOB_CLOSE = 0x2000      # JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE
+    _EXTENDED_LIMIT_INFORMATION = 9  # JobObjectExtendedLimitInformation
+    _PROCESS_ACCESS = 0x0100 | 0x0001  # PROCESS_SET_QUOTA | PROCESS_TERMINATE: what assigning needs
+    _kernel32 = None  # our own ctypes view of kernel32 (argtypes set on it touch nobody else's)
+
+    def __init__(self, handle):
+        self._handle = handle
+        self._lock = threading.Lock()  # a handle closed by close() is never used after (nor reused)
+
+    @classmethod
+    def for_process(cls, pid):
+        """A new job holding process ``pid`` (ours, so the pid cannot be reused meanwhile), or None."""
+        try:
+            import ctypes
+            kernel32 = cls._kernel32 or cls._load_kernel32()
+        except (ImportError, OSError, AttributeError) as e:
+            _log.warning("no job objects here (%s): close() can miss what a server started", e)
+            return None
+        job = kernel32.CreateJobObjectW(None, None)
+        if not job:
+            return None
+        limits = cls._limits_type()(LimitFlags=cls._KILL_ON_JOB_CLOSE)
+        process = kernel32.OpenProcess(cls._PROCESS_ACCESS, False, pid)
+        ok = bool(process) and kernel32.SetInformationJobObject(
+            job, cls._EXTENDED_LIMIT_INFORMATION, ctypes.byref(limits), ctypes.sizeof(limits)) and (
+            kernel32.AssignProcessToJobObject(job, process))
+        if process:
+            kernel32.CloseHandle(process)
+        if not ok:
+            kernel32.CloseHandle(job)
+            _log.warning("Windows refused a job object for process %d: close() can miss what it started", pid)
+            return None
+        return cls(job)
+
+    @classmethod
+    def _load_kernel32(cls):
+        import ctypes
+        from ctypes import wintypes
+        kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
+        handle, dword, boolean = wintypes.HANDLE, wintypes.DWORD, wintypes.BOOL
+        for name, restype, argtypes in (
+                ("CreateJobObjectW", handle, [ctypes.c_void_p, wintypes.LPCWSTR]),
+                ("SetInformationJobObject", boolean, [handle, ctypes.c_int, ctypes.c_void_p, dword]),
+                ("OpenProcess", handle, [dword, boolean, dword]),
+                ("AssignProcessToJobObject", boolean, [handle, handle]),
+                ("TerminateJobObject", boolean, [handle, wintypes.UINT]),
+                ("CloseHandle", boolean, [handle])):
+            function = getattr(kernel32, name)
+            function.restype, function.argtypes = restype, argtypes
+        cls._kernel32 = kernel32
+        return kernel32
+
+    @staticmethod
+    def _limits_type():
+        import ctypes
+        size, dword = ctypes.c_size_t, ctypes.c_uint32
+
+        class ExtendedLimits(ctypes.Structure):  # JOBOBJECT_EXTENDED_LIMIT_INFORMATION
+            _fields_ = [("PerProcessUserTimeLimit", ctypes.c_int64), ("PerJobUserTimeLimit", ctypes.c_int64),
+                        ("LimitFlags", dword), ("MinimumWorkingSetSize", size), ("MaximumWorkingSetSize", size),
+                        ("ActiveProcessLimit", dword), ("Affinity", size), ("PriorityClass", dword),
+                        ("SchedulingClass", dword), ("IoInfo", ctypes.c_ulonglong * 6),
+                        ("ProcessMemoryLimit", size), ("JobMemoryLimit", size),
+                        ("PeakProcessMemoryUsed", size), ("PeakJobMemoryUsed", size)]
+        return ExtendedLimits
+
+    def terminate(self):
+        """End every process in the job; False when that could not be done."""
+        with self._lock:
+            return self._handle is not None and bool(self._kernel32.TerminateJobObject(self._handle, 1))
+
+    def close(self):
+        """Close the job (which ends whatever is still in it)."""
+        with self._lock:
+            handle, self._handle = self._handle, None
+            if handle is not None:
+                self._kernel32.CloseHandle(handle)
+
+
+class _WriteJob(object):
+    """One message for _PipeWriter: queued, then started by the thread or withdrawn by the sender."""
+    __slots__ = ("data", "state", "done", "error")
+
+    def __init__(self, data):
+        self.data, self.state, self.done, self.error = data, "queued", threading.Event(), None
+
+
 class _PipeWriter(object):
     """Windows: blocking writes to a pipe on a thread of its own, so a sender can give up at
-    its deadline (Windows has no select() on pipes, and no non-blocking pipes before 3.12)."""
+    its deadline (Windows has no select() on pipes, and no non-blocking pipes before 3.12).
+    A message the thread has not begun by its deadline is withdrawn: none of it goes out."""
 
     def __init__(self, fd, name):
         self._fd, self._jobs = fd, SimpleQueue()
+        self._lock = threading.Lock()  # a job is either started or withdrawn, never both
         _start_thread(self._run, name, what="write to the server")
 
     def write(self, data, deadline):
-        """True once written; False when the deadline came first (how much went out is
+        """True once written; None when the deadline came before the write began (nothing went
+        out: the stream is intact); False when it came during the write (how much went out is
         unknown); raises the OSError of a failed write."""
-        done, failed = threading.Event(), []
-        self._jobs.put((data, done, failed))
-        if not done.wait(_remaining(deadline)):
-            return False
-        if failed:
-            raise failed[0]
+        job = _WriteJob(data)
+        self._jobs.put(job)
+        if not job.done.wait(_remaining(deadline)):
+            with self._lock:
+                if job.state == "queued":
+                    job.state = "withdrawn"
+                    return None
+            if not job.done.is_set():
+                return False
+        if job.error is not None:
+            raise job.error
         return True
 
     def close(self):
@@ -1510,14 +1619,17 @@ class _PipeWriter(object):
             job = self._jobs.get()
             if job is None:
                 return
-            data, done, failed = job
+            with self._lock:
+                if job.state == "withdrawn":
+                    continue
+                job.state = "started"
             try:
-                view = memoryview(data)
+                view = memoryview(job.data)
                 while view:
                     view = view[os.write(self._fd, view):]
             except OSError as e:
-                failed.append(e)
-            done.set()
+                job.error = e
+            job.done.set()
 
 
 def _split_command(command):
@@ -1598,6 +1710,7 @@ class _StdioTransport(_Transport):
         self._closing = False  # close() has begun: nothing more is written
         self._drop_reason = None  # set when we kill the server ourselves, and why
         self._reader = self._stderr_reader = self._writer = None  # (the writer: Windows only)
+        self._job = None  # Windows: the job object holding the server's process tree
 
     def start(self, router):
         import subprocess  # here, not at the top: HTTP-only users never need it
@@ -1615,18 +1728,22 @@ class _StdioTransport(_Transport):
             raise ConnectionClosed("cannot start %s: %s" % (self.name, e.strerror or e))
         except (ValueError, TypeError) as e:
             raise ValueError("cannot start %s: %s" % (self.name, e))
+        pid = self._proc.pid
         self._stdin_fd = self._proc.stdin.fileno()
         if os.name == "posix":  # lets a write give up when the server stops reading
             os.set_blocking(self._stdin_fd, False)
         else:
-            self._writer = _PipeWriter(self._stdin_fd, "mcp_min-writer-%d" % self._proc.pid)
-        pid = self._proc.pid
+            self._job = _WindowsJob.for_process(pid)  # at once: before the server starts children
         try:
+            if os.name == "nt":
+                self._writer = _PipeWriter(self._stdin_fd, "mcp_min-writer-%d" % pid)
             self._reader = _start_thread(self._read_loop, "mcp_min-reader-%d" % pid)
             self._stderr_reader = _start_thread(self._stderr_loop, "mcp_min-stderr-%d" % pid,
                                                 what="read the server's stderr")
         except ConnectionClosed:
             self._kill()
+            if self._job is not None:
+                self._job.close()
             raise
 
     # -- receiving (reader thread) -------------------------------------------
@@ -1768,13 +1885,17 @@ class _StdioTransport(_Transport):
                 raise ConnectionClosed("cannot write to %s: %s" % (self.name, e))
 
     def _write_windows(self, data, deadline):
-        # The writer thread writes; when the deadline comes first we cannot know how much
-        # went out, so the connection is dropped (killing the server frees the write).
+        # The writer thread writes.  A write that began and did not end by the deadline left
+        # an unknown part out, so the connection is dropped (killing the server frees the
+        # write); one the thread had not begun was withdrawn, and the stream is intact.
         try:
-            if not self._writer.write(data, deadline):
-                self._drop("stopped reading its stdin")
+            written = self._writer.write(data, deadline)
         except OSError as e:
             raise ConnectionClosed("cannot write to %s: %s" % (self.name, e))
+        if written is None:
+            raise RequestTimeout("the deadline passed before the message to %s could be written" % self.name)
+        if not written:
+            self._drop("stopped reading its stdin")
 
     def _drop(self, why):
         self._drop_reason = "%s %s; mcp_min dropped the connection" % (self.name, why)
@@ -1810,6 +1931,8 @@ class _StdioTransport(_Transport):
                 self._kill()
         if os.name == "posix":
             self._signal("SIGKILL")  # stragglers in the server's process group
+        elif self._job is not None:
+            self._job.terminate()  # stragglers in its job: their end closes the pipes they inherited
         me = threading.current_thread()
         for thread in (self._reader, self._stderr_reader):
             if thread is not None and thread is not me:
@@ -1822,6 +1945,8 @@ class _StdioTransport(_Transport):
                     f.close()
                 except OSError:
                     pass
+        if self._job is not None:
+            self._job.close()
 
     def _wait(self, seconds):
         import subprocess
@@ -1848,12 +1973,14 @@ class _StdioTransport(_Transport):
         if os.name == "posix":
             self._signal("SIGKILL")
         else:  # the whole tree: npx/uvx grandchildren would keep the pipes open
-            import subprocess
-            try:
-                subprocess.run(_taskkill_argv(self._proc.pid), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL, timeout=CLOSE_GRACE, **_process_group())
-            except (OSError, subprocess.SubprocessError):
-                pass
+            if self._job is None or not self._job.terminate():
+                import subprocess  # (taskkill /T: only while the server itself still lives)
+                try:
+                    subprocess.run(_taskkill_argv(self._proc.pid), stdin=subprocess.DEVNULL,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=CLOSE_GRACE,
+                                   **_process_group())
+                except (OSError, subprocess.SubprocessError):
+                    pass
             try:
                 self._proc.kill()
             except OSError:
