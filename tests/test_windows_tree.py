@@ -4,6 +4,7 @@ child running (POSIX: the process group; Windows: the job object), and a write w
 passed before it began is a RequestTimeout on an intact connection, never a dropped one.
 Real processes and pipes only.
 """
+import json
 import os
 import signal
 import sys
@@ -22,6 +23,9 @@ from testsupport import wait_for  # noqa: E402
 PY = sys.executable
 CALC = [PY, os.path.join(os.path.dirname(HERE), "examples", "calc.py")]
 TREE_SERVER = os.path.join(HERE, "tree_server.py")
+ARGV_SERVER = os.path.join(HERE, "argv_server.py")
+# What cmd.exe would act on outside double quotes, spaces, and an empty argument.
+HOSTILE_ARGS = ["a&b", "x^y", "p|q", "<in", "out>", "(1)", "bang!", "two words", "", "C:\\dir with space\\", "=,;"]
 GONE_WITHIN = 30.0  # seconds a killed process may take to be reaped: only bounds a failure
 
 
@@ -136,3 +140,21 @@ def test_a_deadline_that_passes_before_the_write_keeps_the_connection():
 def test_connecting_with_a_deadline_shorter_than_the_start_is_a_timeout():
     with pytest.raises(mcp_min.RequestTimeout):
         mcp_min.Client(CALC, timeout=0.001)
+
+
+@pytest.mark.skipif(sys.platform != "win32", reason=".cmd launchers run through cmd.exe, on Windows only")
+def test_a_cmd_launcher_passes_hostile_arguments_intact(tmp_path):
+    folder = tmp_path / "my servers"  # a space in the launcher's own path too
+    folder.mkdir()
+    launcher, seen = folder / "srv.cmd", tmp_path / "argv.json"
+    launcher.write_text('@"%s" "%s" "%s" %%*\r\n' % (PY, ARGV_SERVER, seen), encoding="ascii")
+    with mcp_min.Client([str(launcher)] + HOSTILE_ARGS) as client:
+        assert client.call("add", a=2, b=3) == 5
+    assert json.loads(seen.read_text(encoding="utf-8")) == HOSTILE_ARGS
+
+
+@pytest.mark.skipif(sys.platform != "win32", reason=".cmd launchers exist on Windows only")
+def test_a_cmd_launcher_found_through_pathext(tmp_path):
+    (tmp_path / "calc-server.cmd").write_text('@"%s" "%s" %%*\r\n' % tuple(CALC), encoding="ascii")
+    with mcp_min.Client(["calc-server"], env={"PATH": str(tmp_path)}) as client:
+        assert client.call("add", a=2, b=3) == 5
