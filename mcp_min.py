@@ -22,7 +22,9 @@ Streamable HTTP, legacy HTTP+SSE; every HTTP byte goes through ``_HttpEngine``);
 background); ``Client``; the auth plug-in (``OAuth``); the CLI.
 
 Threads.  stdio: ``mcp_min-reader-<pid>`` reads the server's stdout and routes
-every message; ``mcp_min-stderr-<pid>`` keeps the tail of its stderr.  HTTP has
+every message; ``mcp_min-stderr-<pid>`` keeps the tail of its stderr (on Windows
+``mcp_min-writer-<pid>`` writes to its stdin, and a job object holds its process
+tree so that close() can end it whole).  HTTP has
 no reader: the thread that POSTs a request reads its answer (JSON or SSE) and
 routes it -- the caller's own thread in ``call()``, one ``mcp_min-http-<id>``
 thread per ``submit()``.  Server-initiated streams have their own reader
@@ -112,6 +114,10 @@ DEFAULT_TIMEOUT = 30.0  # seconds, connect included; the official SDKs use simil
 PROBE_TIMEOUT = 5.0  # the spec asks for a "reasonable" wait for server/discover;
 #                      enough for a slow interpreter start, short enough to fall back.
 CLOSE_GRACE = 2.0  # seconds a server gets after stdin EOF, then again after SIGTERM.
+# Windows: seconds a write to a server's stdin that began just as its deadline came still gets to end.
+# Into a pipe with room a write ends at once (a thread switch, even on a loaded machine, is far less);
+# a write still blocked then means the server stopped reading.
+WRITE_FINISH_GRACE = 0.5
 LONGEST_WAIT = 30 * 86400.0  # a longer timeout means "no practical limit"; every lock, socket and
 #                              select() accepts this on every platform (Windows stops near 49 days).
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024  # one JSON-RPC message; larger is dropped, not buffered.
@@ -1500,7 +1506,7 @@ class _WindowsJob(object):
     _KILL_ON_JOB_CLOSE = 0x2000      # JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE
     _EXTENDED_LIMIT_INFORMATION = 9  # JobObjectExtendedLimitInformation
     _PROCESS_ACCESS = 0x0100 | 0x0001  # PROCESS_SET_QUOTA | PROCESS_TERMINATE: what assigning needs
-    _kernel32 = None  # our own ctypes view of kernel32 (argtypes set on it touch nobody else's)
+    _api = None  # (kernel32, the limits structure): our own ctypes view, whose argtypes touch nobody else's
 
     def __init__(self, handle):
         self._handle = handle
@@ -1511,32 +1517,32 @@ class _WindowsJob(object):
         """A new job holding process ``pid`` (ours, so the pid cannot be reused meanwhile), or None."""
         try:
             import ctypes
-            kernel32 = cls._kernel32 or cls._load_kernel32()
+            kernel32, limits_type = cls._api or cls._load_api()
         except (ImportError, OSError, AttributeError) as e:
             _log.warning("no job objects here (%s): close() can miss what a server started", e)
             return None
         job = kernel32.CreateJobObjectW(None, None)
-        if not job:
-            return None
-        limits = cls._limits_type()(LimitFlags=cls._KILL_ON_JOB_CLOSE)
         process = kernel32.OpenProcess(cls._PROCESS_ACCESS, False, pid)
-        ok = bool(process) and kernel32.SetInformationJobObject(
+        limits = limits_type(LimitFlags=cls._KILL_ON_JOB_CLOSE)
+        ok = bool(job and process) and kernel32.SetInformationJobObject(
             job, cls._EXTENDED_LIMIT_INFORMATION, ctypes.byref(limits), ctypes.sizeof(limits)) and (
             kernel32.AssignProcessToJobObject(job, process))
-        if process:
-            kernel32.CloseHandle(process)
+        error = ctypes.get_last_error()
+        for handle in (process, None if ok else job):
+            if handle:
+                kernel32.CloseHandle(handle)
         if not ok:
-            kernel32.CloseHandle(job)
-            _log.warning("Windows refused a job object for process %d: close() can miss what it started", pid)
+            _log.warning("no job object for process %d (Windows error %d): close() can miss what it starts",
+                         pid, error)
             return None
         return cls(job)
 
     @classmethod
-    def _load_kernel32(cls):
+    def _load_api(cls):
         import ctypes
         from ctypes import wintypes
         kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
-        handle, dword, boolean = wintypes.HANDLE, wintypes.DWORD, wintypes.BOOL
+        handle, dword, boolean, size = wintypes.HANDLE, wintypes.DWORD, wintypes.BOOL, ctypes.c_size_t
         for name, restype, argtypes in (
                 ("CreateJobObjectW", handle, [ctypes.c_void_p, wintypes.LPCWSTR]),
                 ("SetInformationJobObject", boolean, [handle, ctypes.c_int, ctypes.c_void_p, dword]),
@@ -1546,13 +1552,6 @@ class _WindowsJob(object):
                 ("CloseHandle", boolean, [handle])):
             function = getattr(kernel32, name)
             function.restype, function.argtypes = restype, argtypes
-        cls._kernel32 = kernel32
-        return kernel32
-
-    @staticmethod
-    def _limits_type():
-        import ctypes
-        size, dword = ctypes.c_size_t, ctypes.c_uint32
 
         class ExtendedLimits(ctypes.Structure):  # JOBOBJECT_EXTENDED_LIMIT_INFORMATION
             _fields_ = [("PerProcessUserTimeLimit", ctypes.c_int64), ("PerJobUserTimeLimit", ctypes.c_int64),
@@ -1561,33 +1560,35 @@ class _WindowsJob(object):
                         ("SchedulingClass", dword), ("IoInfo", ctypes.c_ulonglong * 6),
                         ("ProcessMemoryLimit", size), ("JobMemoryLimit", size),
                         ("PeakProcessMemoryUsed", size), ("PeakJobMemoryUsed", size)]
-        return ExtendedLimits
+        cls._api = (kernel32, ExtendedLimits)
+        return cls._api
 
     def terminate(self):
         """End every process in the job; False when that could not be done."""
         with self._lock:
-            return self._handle is not None and bool(self._kernel32.TerminateJobObject(self._handle, 1))
+            return self._handle is not None and bool(self._api[0].TerminateJobObject(self._handle, 1))
 
     def close(self):
         """Close the job (which ends whatever is still in it)."""
         with self._lock:
             handle, self._handle = self._handle, None
             if handle is not None:
-                self._kernel32.CloseHandle(handle)
+                self._api[0].CloseHandle(handle)
 
 
 class _WriteJob(object):
     """One message for _PipeWriter: queued, then started by the thread or withdrawn by the sender."""
-    __slots__ = ("data", "state", "done", "error")
+    __slots__ = ("data", "state", "started", "done", "error")
 
     def __init__(self, data):
-        self.data, self.state, self.done, self.error = data, "queued", threading.Event(), None
+        self.data, self.state, self.started, self.done, self.error = data, "queued", None, threading.Event(), None
 
 
 class _PipeWriter(object):
     """Windows: blocking writes to a pipe on a thread of its own, so a sender can give up at
     its deadline (Windows has no select() on pipes, and no non-blocking pipes before 3.12).
-    A message the thread has not begun by its deadline is withdrawn: none of it goes out."""
+    A message the thread has not begun by its deadline is withdrawn: none of it goes out; one it
+    began just before gets WRITE_FINISH_GRACE from its start to end."""
 
     def __init__(self, fd, name):
         self._fd, self._jobs = fd, SimpleQueue()
@@ -1605,7 +1606,7 @@ class _PipeWriter(object):
                 if job.state == "queued":
                     job.state = "withdrawn"
                     return None
-            if not job.done.is_set():
+            if not job.done.wait(max(job.started + WRITE_FINISH_GRACE - time.monotonic(), 0.0)):
                 return False
         if job.error is not None:
             raise job.error
@@ -1622,7 +1623,7 @@ class _PipeWriter(object):
             with self._lock:
                 if job.state == "withdrawn":
                     continue
-                job.state = "started"
+                job.state, job.started = "started", time.monotonic()
             try:
                 view = memoryview(job.data)
                 while view:
