@@ -203,7 +203,7 @@ def test_crash_mid_request(fake):
     c.close()
 
 
-@pytest.mark.skipif(os.name != "posix", reason="POSIX signals: Windows has no signal that kills a process")
+@pytest.mark.skipif(os.name != "posix", reason="a death by signal (returncode -9, SIGKILL) exists on POSIX only")
 def test_server_killed_by_a_signal(fake):
     with Client(fake()) as c:
         with pytest.raises(ConnectionClosed) as info:
@@ -1411,8 +1411,9 @@ def test_calc_dual_era_over_http(calc_url, version):
 def _old_python():
     import glob
     import shutil
-    for candidate in sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.8*/bin/python3.8"))) + [
-            shutil.which("python3.8")]:
+    this = [sys.executable] if sys.version_info[:2] == (3, 8) and sys.implementation.name == "cpython" else []
+    for candidate in this + sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.8*/bin/python3.8"))) + sorted(
+            glob.glob(os.path.expanduser("~/.pyenv/pyenv-win/versions/3.8*/python.exe"))) + [shutil.which("python3.8")]:
         if candidate and subprocess.run([candidate, "-c", "pass"], capture_output=True).returncode == 0:
             return candidate
     return None
