@@ -118,8 +118,9 @@ CLOSE_GRACE = 2.0  # seconds a server gets after stdin EOF, then again after SIG
 # Into a pipe with room a write ends at once (a thread switch, even on a loaded machine, is far less);
 # a write still blocked then means the server stopped reading.
 WRITE_FINISH_GRACE = 0.5
-LONGEST_WAIT = 30 * 86400.0  # a longer timeout means "no practical limit"; every lock, socket and
-#                              select() accepts this on every platform (Windows stops near 49 days).
+LONGEST_WAIT = 24 * 86400.0  # a longer timeout means "no practical limit"; every lock, socket and
+#                              select() accepts this on every platform (a Windows socket refuses over
+#                              2**31 ms, about 24.8 days: "timeout doesn't fit into C timeval").
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024  # one JSON-RPC message; larger is dropped, not buffered.
 PIPE_READ_BYTES = 64 * 1024  # asked of a stdio server's stdout and stderr per read: a pipe's capacity.
 STDERR_LINES = 200  # stderr lines kept for error messages and Client.stderr.
