@@ -26,10 +26,12 @@ run in the background); ``Client``; ``Group`` (many servers at once); the auth
 plug-in (``OAuth``); the CLI.
 
 Threads.  stdio: ``mcp_min-reader-<pid>`` reads the server's stdout and routes
-every message; ``mcp_min-stderr-<pid>`` keeps the tail of its stderr.  Over the
-caller's streams (``Client.over``) ``mcp_min-reader-streams`` reads and
-``mcp_min-writer-streams`` writes.  A ``Group`` connects, lists and closes on
-one ``mcp_min-group-<name>`` thread per server.  HTTP has
+every message; ``mcp_min-stderr-<pid>`` keeps the tail of its stderr (on Windows
+``mcp_min-writer-<pid>`` writes to its stdin, and a job object holds its process
+tree so that close() can end it whole).  Over the caller's streams
+(``Client.over``) ``mcp_min-reader-streams`` reads and ``mcp_min-writer-streams``
+writes.  A ``Group`` connects, lists and closes on one ``mcp_min-group-<name>``
+thread per server.  HTTP has
 no reader: the thread that POSTs a request reads its answer (JSON or SSE) and
 routes it -- the caller's own thread in ``call()``, one ``mcp_min-http-<id>``
 thread per ``submit()``.  Server-initiated streams have their own reader
@@ -156,8 +158,13 @@ DEFAULT_TIMEOUT = 30.0  # seconds, connect included; the official SDKs use simil
 PROBE_TIMEOUT = 5.0  # the spec asks for a "reasonable" wait for server/discover;
 #                      enough for a slow interpreter start, short enough to fall back.
 CLOSE_GRACE = 2.0  # seconds a server gets after stdin EOF, then again after SIGTERM.
-LONGEST_WAIT = 30 * 86400.0  # a longer timeout means "no practical limit"; every lock, socket and
-#                              select() accepts this on every platform (Windows stops near 49 days).
+# Windows: seconds a write to a server's stdin that began just as its deadline came still gets to end.
+# Into a pipe with room a write ends at once (a thread switch, even on a loaded machine, is far less);
+# a write still blocked then means the server stopped reading.
+WRITE_FINISH_GRACE = 0.5
+LONGEST_WAIT = 24 * 86400.0  # a longer timeout means "no practical limit"; every lock, socket and
+#                              select() accepts this on every platform (a Windows socket refuses over
+#                              2**31 ms, about 24.8 days: "timeout doesn't fit into C timeval").
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024  # one JSON-RPC message; larger is dropped, not buffered.
 PIPE_READ_BYTES = 64 * 1024  # asked of a stdio server's stdout and stderr per read: a pipe's capacity.
 STDERR_LINES = 200  # stderr lines kept for error messages and Client.stderr.
@@ -3144,23 +3151,127 @@ def _taskkill_argv(pid):
     return [os.path.join(root, "System32", "taskkill.exe"), "/T", "/F", "/PID", str(int(pid))]
 
 
+class _WindowsJob(object):
+    """Windows: a job object that holds a server and every process it starts, so that close()
+    ends the whole tree even after the server itself has exited (Windows does not end children
+    with their parent, and taskkill /T cannot find the children of a process that is gone).
+    Ours is the job's only handle and the job ends its processes when that handle closes: a
+    client that dies leaves no server behind either.
+
+    The server joins the job right after Popen returns.  A child it starts before that stays
+    outside; starting it suspended would close that gap, but subprocess cannot resume a
+    suspended process (Popen closes the thread handle ResumeThread needs), and a launcher
+    (cmd.exe, npx, uvx) needs far longer than those microseconds to start anything.
+    ``for_process`` gives None where ctypes or the job API is missing or Windows refuses the
+    job; close() then falls back to taskkill, which reaches the tree only while the server lives."""
+
+    _KILL_ON_JOB_CLOSE = 0x2000      # JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE
+    _EXTENDED_LIMIT_INFORMATION = 9  # JobObjectExtendedLimitInformation
+    _PROCESS_ACCESS = 0x0100 | 0x0001  # PROCESS_SET_QUOTA | PROCESS_TERMINATE: what assigning needs
+    _api = None  # (kernel32, the limits structure): our own ctypes view, whose argtypes touch nobody else's
+
+    def __init__(self, handle):
+        self._handle = handle
+        self._lock = threading.Lock()  # a handle closed by close() is never used after (nor reused)
+
+    @classmethod
+    def for_process(cls, pid):
+        """A new job holding process ``pid`` (ours, so the pid cannot be reused meanwhile), or None."""
+        try:
+            import ctypes
+            kernel32, limits_type = cls._api or cls._load_api()
+        except (ImportError, OSError, AttributeError) as e:
+            _log.warning("no job objects here (%s): close() can miss what a server started", e)
+            return None
+        job = kernel32.CreateJobObjectW(None, None)
+        process = kernel32.OpenProcess(cls._PROCESS_ACCESS, False, pid)
+        limits = limits_type(LimitFlags=cls._KILL_ON_JOB_CLOSE)
+        ok = bool(job and process) and kernel32.SetInformationJobObject(
+            job, cls._EXTENDED_LIMIT_INFORMATION, ctypes.byref(limits), ctypes.sizeof(limits)) and (
+            kernel32.AssignProcessToJobObject(job, process))
+        error = ctypes.get_last_error()
+        for handle in (process, None if ok else job):
+            if handle:
+                kernel32.CloseHandle(handle)
+        if not ok:
+            _log.warning("no job object for process %d (Windows error %d): close() can miss what it starts",
+                         pid, error)
+            return None
+        return cls(job)
+
+    @classmethod
+    def _load_api(cls):
+        import ctypes
+        from ctypes import wintypes
+        kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
+        handle, dword, boolean, size = wintypes.HANDLE, wintypes.DWORD, wintypes.BOOL, ctypes.c_size_t
+        for name, restype, argtypes in (
+                ("CreateJobObjectW", handle, [ctypes.c_void_p, wintypes.LPCWSTR]),
+                ("SetInformationJobObject", boolean, [handle, ctypes.c_int, ctypes.c_void_p, dword]),
+                ("OpenProcess", handle, [dword, boolean, dword]),
+                ("AssignProcessToJobObject", boolean, [handle, handle]),
+                ("TerminateJobObject", boolean, [handle, wintypes.UINT]),
+                ("CloseHandle", boolean, [handle])):
+            function = getattr(kernel32, name)
+            function.restype, function.argtypes = restype, argtypes
+
+        class ExtendedLimits(ctypes.Structure):  # JOBOBJECT_EXTENDED_LIMIT_INFORMATION
+            _fields_ = [("PerProcessUserTimeLimit", ctypes.c_int64), ("PerJobUserTimeLimit", ctypes.c_int64),
+                        ("LimitFlags", dword), ("MinimumWorkingSetSize", size), ("MaximumWorkingSetSize", size),
+                        ("ActiveProcessLimit", dword), ("Affinity", size), ("PriorityClass", dword),
+                        ("SchedulingClass", dword), ("IoInfo", ctypes.c_ulonglong * 6),
+                        ("ProcessMemoryLimit", size), ("JobMemoryLimit", size),
+                        ("PeakProcessMemoryUsed", size), ("PeakJobMemoryUsed", size)]
+        cls._api = (kernel32, ExtendedLimits)
+        return cls._api
+
+    def terminate(self):
+        """End every process in the job; False when that could not be done."""
+        with self._lock:
+            return self._handle is not None and bool(self._api[0].TerminateJobObject(self._handle, 1))
+
+    def close(self):
+        """Close the job (which ends whatever is still in it)."""
+        with self._lock:
+            handle, self._handle = self._handle, None
+            if handle is not None:
+                self._api[0].CloseHandle(handle)
+
+
+class _WriteJob(object):
+    """One message for _PipeWriter: queued, then started by the thread or withdrawn by the sender."""
+    __slots__ = ("data", "state", "started", "done", "error")
+
+    def __init__(self, data):
+        self.data, self.state, self.started, self.done, self.error = data, "queued", None, threading.Event(), None
+
+
 class _PipeWriter(object):
     """Windows: blocking writes to a pipe on a thread of its own, so a sender can give up at
-    its deadline (Windows has no select() on pipes, and no non-blocking pipes before 3.12)."""
+    its deadline (Windows has no select() on pipes, and no non-blocking pipes before 3.12).
+    A message the thread has not begun by its deadline is withdrawn: none of it goes out; one it
+    began just before gets WRITE_FINISH_GRACE from its start to end."""
 
     def __init__(self, fd, name):
         self._fd, self._jobs = fd, SimpleQueue()
+        self._lock = threading.Lock()  # a job is either started or withdrawn, never both
         _start_thread(self._run, name, what="write to the server")
 
     def write(self, data, deadline):
-        """True once written; False when the deadline came first (how much went out is
+        """True once written; None when the deadline came before the write began (nothing went
+        out: the stream is intact); False when it came during the write (how much went out is
         unknown); raises the OSError of a failed write."""
-        done, failed = threading.Event(), []
-        self._jobs.put((data, done, failed))
-        if not done.wait(_remaining(deadline)):
-            return False
-        if failed:
-            raise failed[0]
+        job = _WriteJob(data)
+        self._jobs.put(job)
+        if not job.done.wait(_remaining(deadline)):
+            with self._lock:
+                if job.state == "queued":
+                    job.state = "withdrawn"
+                    return None
+            if not job.done.wait(max(job.started + WRITE_FINISH_GRACE - time.monotonic(), 0.0)):
+                return False
+        if job.error is not None:
+            raise job.error
         return True
 
     def close(self):
@@ -3171,14 +3282,17 @@ class _PipeWriter(object):
             job = self._jobs.get()
             if job is None:
                 return
-            data, done, failed = job
+            with self._lock:
+                if job.state == "withdrawn":
+                    continue
+                job.state, job.started = "started", time.monotonic()
             try:
-                view = memoryview(data)
+                view = memoryview(job.data)
                 while view:
                     view = view[os.write(self._fd, view):]
             except OSError as e:
-                failed.append(e)
-            done.set()
+                job.error = e
+            job.done.set()
 
 
 def _split_command(command):
@@ -3259,6 +3373,7 @@ class _StdioTransport(_Transport):
         self._closing = False  # close() has begun: nothing more is written
         self._drop_reason = None  # set when we kill the server ourselves, and why
         self._reader = self._stderr_reader = self._writer = None  # (the writer: Windows only)
+        self._job = None  # Windows: the job object holding the server's process tree
 
     def start(self, router):
         import subprocess  # here, not at the top: HTTP-only users never need it
@@ -3276,18 +3391,22 @@ class _StdioTransport(_Transport):
             raise ConnectionClosed("cannot start %s: %s" % (self.name, e.strerror or e))
         except (ValueError, TypeError) as e:
             raise ValueError("cannot start %s: %s" % (self.name, e))
+        pid = self._proc.pid
         self._stdin_fd = self._proc.stdin.fileno()
         if os.name == "posix":  # lets a write give up when the server stops reading
             os.set_blocking(self._stdin_fd, False)
         else:
-            self._writer = _PipeWriter(self._stdin_fd, "mcp_min-writer-%d" % self._proc.pid)
-        pid = self._proc.pid
+            self._job = _WindowsJob.for_process(pid)  # at once: before the server starts children
         try:
+            if os.name == "nt":
+                self._writer = _PipeWriter(self._stdin_fd, "mcp_min-writer-%d" % pid)
             self._reader = _start_thread(self._read_loop, "mcp_min-reader-%d" % pid)
             self._stderr_reader = _start_thread(self._stderr_loop, "mcp_min-stderr-%d" % pid,
                                                 what="read the server's stderr")
         except ConnectionClosed:
             self._kill()
+            if self._job is not None:
+                self._job.close()
             raise
 
     # -- receiving (reader thread) -------------------------------------------
@@ -3421,13 +3540,17 @@ class _StdioTransport(_Transport):
                 raise ConnectionClosed("cannot write to %s: %s" % (self.name, e))
 
     def _write_windows(self, data, deadline):
-        # The writer thread writes; when the deadline comes first we cannot know how much
-        # went out, so the connection is dropped (killing the server frees the write).
+        # The writer thread writes.  A write that began and did not end by the deadline left
+        # an unknown part out, so the connection is dropped (killing the server frees the
+        # write); one the thread had not begun was withdrawn, and the stream is intact.
         try:
-            if not self._writer.write(data, deadline):
-                self._drop("stopped reading its stdin")
+            written = self._writer.write(data, deadline)
         except OSError as e:
             raise ConnectionClosed("cannot write to %s: %s" % (self.name, e))
+        if written is None:
+            raise RequestTimeout("the deadline passed before the message to %s could be written" % self.name)
+        if not written:
+            self._drop("stopped reading its stdin")
 
     def _drop(self, why):
         self._drop_reason = "%s %s; mcp_min dropped the connection" % (self.name, why)
@@ -3463,6 +3586,8 @@ class _StdioTransport(_Transport):
                 self._kill()
         if os.name == "posix":
             self._signal("SIGKILL")  # stragglers in the server's process group
+        elif self._job is not None:
+            self._job.terminate()  # stragglers in its job: their end closes the pipes they inherited
         me = threading.current_thread()
         for thread in (self._reader, self._stderr_reader):
             if thread is not None and thread is not me:
@@ -3475,6 +3600,8 @@ class _StdioTransport(_Transport):
                     f.close()
                 except OSError:
                     pass
+        if self._job is not None:
+            self._job.close()
 
     def _wait(self, seconds):
         import subprocess
@@ -3501,12 +3628,14 @@ class _StdioTransport(_Transport):
         if os.name == "posix":
             self._signal("SIGKILL")
         else:  # the whole tree: npx/uvx grandchildren would keep the pipes open
-            import subprocess
-            try:
-                subprocess.run(_taskkill_argv(self._proc.pid), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL, timeout=CLOSE_GRACE, **_process_group())
-            except (OSError, subprocess.SubprocessError):
-                pass
+            if self._job is None or not self._job.terminate():
+                import subprocess  # (taskkill /T: only while the server itself still lives)
+                try:
+                    subprocess.run(_taskkill_argv(self._proc.pid), stdin=subprocess.DEVNULL,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=CLOSE_GRACE,
+                                   **_process_group())
+                except (OSError, subprocess.SubprocessError):
+                    pass
             try:
                 self._proc.kill()
             except OSError:

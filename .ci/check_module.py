@@ -51,7 +51,11 @@ def stdlib_module_names():
     folders.add(os.path.join(sys.base_prefix, "DLLs"))  # Windows extension modules (select.pyd, _ssl.pyd...)
     if hasattr(sys, "pypy_version_info"):  # PyPy keeps part of its stdlib beside the interpreter's lib
         folders |= {os.path.join(os.path.dirname(f), "lib_pypy") for f in set(folders) if f}
-    for module in pkgutil.iter_modules([f for f in folders if f and os.path.isdir(f)]):
+    # Windows' embeddable distribution keeps it in pythonXY.zip, on sys.path, and its extension
+    # modules (select.pyd, _socket.pyd...) beside that zip.
+    zipped = {p for p in sys.path if os.path.basename(p).lower() == "python%d%d.zip" % sys.version_info[:2]}
+    folders |= {os.path.dirname(p) for p in zipped}
+    for module in pkgutil.iter_modules([f for f in folders if f and os.path.isdir(f)] + sorted(zipped)):
         found.add(module.name)
     return found
 
@@ -177,7 +181,7 @@ def check_with_note(path, minimum=(3, 8)):
             if ann is not None:
                 for sub in ast.walk(ann):
                     ann_lines.add(getattr(sub, "lineno", -1))
-        findings = [f for f in findings if not ("[...] outside" in f and int(f.split(":")[1]) in ann_lines)]
+        findings = [f for f in findings if not ("[...] outside" in f and int(f[len(path) + 1:].split(":")[0]) in ann_lines)]
     return findings, how
 
 

@@ -37,7 +37,7 @@ lock = threading.Lock()
 waiting = {}      # id of our request to the client -> Event, answer
 held = []         # requests held back for out-of-order answers
 flooded = set()   # answered ids of the ping flood
-logf = open(cfg["log"], "a") if cfg.get("log") else None
+logf = open(cfg["log"], "a", encoding="utf-8") if cfg.get("log") else None  # (not the ANSI code page)
 if cfg.get("startup_stderr"):
     sys.stderr.write(cfg["startup_stderr"] + "\n"); sys.stderr.flush()
 if cfg.get("exit_at_start") is not None:

@@ -21,7 +21,7 @@ LATEST = "2026-07-28"
 
 
 def main(path):
-    with open(path) as f:
+    with open(path, encoding="utf-8") as f:
         cfg = json.load(f)
     versions = cfg.get("versions") or [LATEST, "2025-11-25"]
     skills = cfg.get("skills") or []
@@ -30,7 +30,7 @@ def main(path):
     caps = {"resources": {}}
     if cfg.get("declare", True):
         caps["extensions"] = {"io.modelcontextprotocol/skills": {}}
-    log = open(cfg["log"], "a") if cfg.get("log") else None
+    log = open(cfg["log"], "a", encoding="utf-8") if cfg.get("log") else None
     out = sys.stdout
     for line in sys.stdin:
         if not line.strip():

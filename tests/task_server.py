@@ -70,7 +70,7 @@ def now():
 
 def record(entry):
     if CFG.get("log"):
-        with log_lock, open(CFG["log"], "a") as f:
+        with log_lock, open(CFG["log"], "a", encoding="utf-8") as f:
             f.write(json.dumps(entry) + "\n")
 
 

@@ -29,17 +29,43 @@ MODULE = os.path.join(ROOT, "mcp_min.py")
 MESSAGE = "mcp_min needs Python 3.8 or newer"
 
 
+def _candidates(minor):
+    """Where Python 3.<minor> may be installed: pyenv (pyenv-win on Windows), GitHub's tool cache,
+    the PATH; on Windows also python.org's installer folders and the py launcher."""
+    name = "3.%d" % minor
+    pyenv = os.environ.get("PYENV_ROOT") or os.path.join(os.path.expanduser("~"), ".pyenv")
+    toolcache = os.environ.get("RUNNER_TOOL_CACHE", "")
+    if os.name == "nt":
+        patterns = [os.path.join(pyenv, "pyenv-win", "versions", name + ".*", "python.exe"),
+                    os.path.join(toolcache, "Python", name + ".*", "x64", "python.exe"),
+                    os.path.join(os.environ.get("LOCALAPPDATA", ""), "Programs", "Python", "Python3%d" % minor,
+                                 "python.exe"),
+                    os.path.join(os.environ.get("ProgramFiles", ""), "Python3%d" % minor, "python.exe")]
+    else:
+        patterns = [os.path.join(pyenv, "versions", name + ".*", "bin", "python" + name),
+                    os.path.join(toolcache, "Python", name + ".*", "x64", "bin", "python" + name)]
+    found = [exe for pattern in patterns for exe in sorted(glob.glob(pattern))]
+    exe = shutil.which("python" + name)
+    if exe and os.sep + "shims" + os.sep not in exe:  # pyenv shims refuse unselected versions
+        found.append(exe)
+    launcher = shutil.which("py") if os.name == "nt" else None
+    if launcher:  # the py launcher knows every registered install
+        try:
+            out = subprocess.run([launcher, "-" + name, "-c", "import sys; print(sys.executable)"],
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                 universal_newlines=True, timeout=60).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            out = ""
+        if out:
+            found.append(out)
+    return found
+
+
 def _old_pythons():
     """{(3, 6): path, (3, 7): path} for the real interpreters this machine has."""
     found = {}
-    pyenv = os.environ.get("PYENV_ROOT") or os.path.join(os.path.expanduser("~"), ".pyenv")
     for minor in (6, 7):
-        name = "3.%d" % minor
-        candidates = sorted(glob.glob(os.path.join(pyenv, "versions", name + ".*", "bin", "python" + name)))
-        exe = shutil.which("python" + name)
-        if exe and os.sep + "shims" + os.sep not in exe:  # pyenv shims refuse unselected versions
-            candidates.append(exe)
-        for exe in candidates:
+        for exe in _candidates(minor):
             try:
                 out = subprocess.run([exe, "-c", "import sys; print(sys.version_info[:2])"],
                                      stdout=subprocess.PIPE, timeout=60).stdout

@@ -103,7 +103,7 @@ def received(tmp_path):
     path = tmp_path / "received.jsonl"
     if not path.exists():
         return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def methods(tmp_path, name=None):

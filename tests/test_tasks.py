@@ -21,7 +21,7 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 import mcp_min  # noqa: E402
-from testsupport import wait_for  # noqa: E402
+from testsupport import UNDER_WINE, WINE_SLOW_START, wait_for  # noqa: E402
 from mcp_min import (Client, McpError, RequestCancelled, RequestError, RequestTimeout, ToolError,  # noqa: E402
                      UrlElicitationRequired)
 
@@ -174,6 +174,7 @@ def test_task_result_with_is_error_raises_tool_error(server, version):
         assert raw["isError"] is True and raw["content"][0]["text"] == "the tool gave up"
 
 
+@pytest.mark.skipif(UNDER_WINE, reason=WINE_SLOW_START)
 @pytest.mark.parametrize("version", ERAS)
 def test_no_deadline_when_timeout_is_none(server, version):
     """timeout=None: the task may take longer than the client's timeout; each poll keeps its own."""

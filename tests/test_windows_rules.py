@@ -139,7 +139,7 @@ def test_process_group_kwargs_start_a_real_process():
 
 
 # A child that reads nothing until told (a line on its stderr says it is alive).
-STALLED = "import sys, time; sys.stderr.write('up\\n'); sys.stderr.flush(); time.sleep(60)"
+STALLED = "import sys, time; sys.stderr.buffer.write(b'up\\n'); sys.stderr.flush(); time.sleep(60)"
 
 
 def _stalled_child():
