@@ -105,6 +105,16 @@ def strict_json(raw):
 
 
 def process_state(pid):
+    if sys.platform == "win32":  # no /proc there (and under Wine, /proc is Linux's, with other pids)
+        import _winapi
+        try:
+            handle = _winapi.OpenProcess(0x1000, False, pid)  # PROCESS_QUERY_LIMITED_INFORMATION
+        except OSError:
+            return "gone"
+        try:
+            return "running" if _winapi.GetExitCodeProcess(handle) == 259 else "gone"  # 259: STILL_ACTIVE
+        finally:
+            _winapi.CloseHandle(handle)
     try:
         with open("/proc/%d/stat" % pid) as f:
             return "zombie" if f.read().rsplit(")", 1)[1].split()[0] == "Z" else "running"
