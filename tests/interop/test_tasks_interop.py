@@ -22,7 +22,7 @@ import pytest
 import mcp_min
 import peers
 
-ANSWER = {"action": "accept", "content": {"interpretation": "historical"}}
+ANSWER = {"action": "accept", "content": {"interpretation": "snake"}}
 
 
 class Statuses(object):
@@ -106,7 +106,7 @@ def test_everything_research_query_as_a_task(everything):
     assert doomed.cancel() is False  # ended already: the server answers -32602
 
     assert plain().startswith("# Research Report: owls")
-    assert "# Research Report: python (historical)" in ambiguous()
+    assert "# Research Report: python (snake)" in ambiguous()
     with pytest.raises(mcp_min.RequestTimeout, match="task cancelled"):
         late()
     assert task.result().startswith("# Research Report: bees")
