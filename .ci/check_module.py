@@ -57,6 +57,9 @@ def stdlib_module_names():
     folders |= {os.path.dirname(p) for p in zipped}
     for module in pkgutil.iter_modules([f for f in folders if f and os.path.isdir(f)] + sorted(zipped)):
         found.add(module.name)
+    # Standard-library modules that some platforms' builds lack (Windows has no readline, termios...):
+    # a folder listing there cannot show them, and 3.10+'s stdlib_module_names lists them everywhere.
+    found |= {"readline", "termios", "tty", "pty", "fcntl", "grp", "pwd", "resource", "curses", "posix"}
     return found
 
 
