@@ -300,6 +300,7 @@ def test_name_and_arguments_are_positional_only_and_every_keyword_is_free(method
 
 def test_help_shows_real_parameters_and_a_readable_default():
     text = pydoc.render_doc(Client.call, renderer=pydoc.plaintext)
+    text = " ".join(text.split()).replace("( ", "(")  # (3.14's pydoc puts a long signature on several lines)
     assert "call(self, name" in text and "/, *, timeout" in text and "= DEFAULT" in text, text
     assert "object at 0x" not in text and "*args" not in text
 
