@@ -9164,6 +9164,34 @@ def _shell_class():
                 print()
             return True
 
+        def complete(self, text, state):
+            # cmd.Cmd.complete, made to work with PyPy 3.9's readline (pyrepl), where it silently
+            # completes nothing: there get_line_buffer() gives bytes, and get_begidx/get_endidx
+            # raise NameError (Python 2's xrange).  The word being completed is `text`; without the
+            # bounds, the cursor is taken to be at the end of the line, where it is while typing.
+            if state == 0:
+                import readline
+                buffer = readline.get_line_buffer()
+                if isinstance(buffer, bytes):
+                    buffer = buffer.decode("utf-8", "replace")
+                try:
+                    end = readline.get_endidx()
+                except NameError:
+                    end = len(buffer)
+                line = buffer.lstrip()
+                end -= len(buffer) - len(line)
+                begin = end - len(text)
+                if begin > 0:
+                    command = self.parseline(line)[0]
+                    find = getattr(self, "complete_" + command, self.completedefault) if command else self.completedefault
+                else:
+                    find = self.completenames
+                self.completion_matches = find(text, line, begin, end)
+            try:
+                return self.completion_matches[state]
+            except IndexError:
+                return None
+
         def names(self, items, key, text):
             return [str(i.get(key)) for i in items if isinstance(i, dict) and str(i.get(key)).startswith(text)]
 

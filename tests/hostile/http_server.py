@@ -236,7 +236,7 @@ class Conn(object):
     def reset(self):
         try:
             self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-            self.sock.close()
+            self.release()
         except OSError:
             pass
         raise Done()
@@ -247,8 +247,15 @@ class Conn(object):
             self.sock.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
-        self.sock.close()
+        self.release()
         raise Done()
+
+    def release(self):
+        """Close the descriptor now.  socket.close() alone leaves it open while self.rfile (a
+        makefile) refers to it: CPython frees the file when the handler returns, PyPy only at its
+        next collection, and until then the kernel keeps accepting the client's upload."""
+        self.rfile.close()
+        self.sock.close()
 
     def huge(self, mib):
         line = b"data: " + b"x" * (1024 * 1024 - 7) + b"\n"
@@ -650,6 +657,8 @@ class Handler(socketserver.BaseRequestHandler):
                 handle(conn)
         except (Done, OSError, ValueError):
             pass
+        finally:
+            conn.release()
 
 
 class Server(socketserver.ThreadingTCPServer):
