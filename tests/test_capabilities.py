@@ -138,7 +138,8 @@ def test_sampling_with_tools_needs_sampling_tools_declared(fake):
 
 def test_the_readme_example(fake, tmp_path):
     """The README's capabilities= example, run against the fake server (2025-11-25)."""
-    readme = open(os.path.join(os.path.dirname(HERE), "README.md"), encoding="utf-8").read()
+    with open(os.path.join(os.path.dirname(HERE), "README.md"), encoding="utf-8") as f:
+        readme = f.read()
     start = readme.index("Client(server, sampling=my_llm")
     code = readme[start:readme.index("```", start)]
     client = eval(compile(code, "README.md", "eval"), {

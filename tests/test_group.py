@@ -101,7 +101,8 @@ def test_bad_entries_are_that_servers_errors():
 def test_the_readme_example(monkeypatch):
     """The README's Group example, run as written ("python" is this interpreter; what its
     comments show is kept in names and checked)."""
-    readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        readme = f.read()
     start = readme.index("from mcp_min import Group")
     code = readme[start:readme.index("```", start)].replace('"command": "python"', '"command": %r' % sys.executable)
     for shown, kept in (("group.errors ", "errors = group.errors "), ("group.list_tools() ", "tools = group.list_tools() "),

@@ -177,7 +177,8 @@ def test_streams_cannot_be_reopened_after_a_probe_ended_them():
 
 def test_readme_example_runs():
     """The README's pytest example, as written there."""
-    readme = open(os.path.join(os.path.dirname(HERE), "README.md"), encoding="utf-8").read()
+    with open(os.path.join(os.path.dirname(HERE), "README.md"), encoding="utf-8") as f:
+        readme = f.read()
     start = readme.index("# test_calc_in_process.py")
     code = readme[start:readme.index("```", start)]
     namespace = {}
