@@ -461,15 +461,6 @@ def _to_json(value):
         raise ValueError("cannot send a value nested this deeply")
 
 
-def _utf8(text, value):
-    """JSON text as bytes.  A lone surrogate (possible in a Python str) has no UTF-8 form:
-    such a message goes out ASCII-escaped, which is still valid JSON."""
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError:
-        return _dumps_ascii(value).encode("ascii")
-
-
 def _encode_line(msg):
     """One message as one line of bytes (stdio framing; HTTP bodies use the same bytes)."""
     try:
@@ -5311,7 +5302,10 @@ class _Era(object):
         body = _to_json(params) if params else "{}"
         text = '{"jsonrpc":"2.0","id":%d,"method":%s,"params":%s%s"_meta":%s}}' % (
             msg["id"], _dumps(msg["method"]), body[:-1], "," if len(body) > 2 else "", self._meta_json)
-        return _utf8(text, dict(msg, params=dict(params or (), _meta=self._meta))) + b"\n"
+        try:
+            return text.encode("utf-8") + b"\n"
+        except UnicodeEncodeError:  # (see _encode_line; the message is only built again for this)
+            return _encode_line(dict(msg, params=dict(params or (), _meta=self._meta)))
 
     def param_headers(self, params):
         """Mcp-Param-* headers for a tools/call (2026-07-28 over HTTP), or None."""
