@@ -4,9 +4,9 @@ client's interpreter).  A driver is invoked as
     <python> bench/drive_<client>.py '<json spec>'
 
 and prints exactly one JSON object on its last stdout line.  The spec has
-``mode`` (seq | threads | pipeline | lifecycle | http_seq), ``server`` (an argv
-list for stdio modes, a URL for http_seq), ``n`` (timed calls), ``warmup``
-(untimed calls first) and ``threads``.
+``mode`` (seq | threads | pipeline | lifecycle | http_seq | big | first_value),
+``server`` (an argv list for stdio modes, a URL for http_seq and first_value),
+``n`` (timed calls), ``warmup`` (untimed calls first) and ``threads``.
 """
 
 import json
@@ -21,17 +21,36 @@ def spec():
     return json.loads(sys.argv[1])
 
 
-def vm_hwm_kb():
-    """Peak resident set size of this process in KiB (Linux /proc), else ru_maxrss."""
+def _status_kb(field):
     try:
         with open("/proc/self/status") as f:
             for line in f:
-                if line.startswith("VmHWM:"):
+                if line.startswith(field):
                     return int(line.split()[1])
     except OSError:
         pass
+    return None
+
+
+def vm_hwm_kb():
+    """Peak resident set size of this process in KiB (Linux /proc), else ru_maxrss."""
+    kb = _status_kb("VmHWM:")
+    if kb is not None:
+        return kb
     import resource
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def reset_peak_kb():
+    """Start a fresh peak: Linux resets VmHWM to the current VmRSS when "5" is written to
+    /proc/self/clear_refs (Linux 4.0+).  Returns the resident set size (KiB) the peak now
+    starts from; None where neither can be done (no peak figure is then reported)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        return None
+    return _status_kb("VmRSS:")
 
 
 def emit(seconds=None, calls=0, **extra):

@@ -31,6 +31,8 @@ import subprocess
 import sys
 import time
 
+from stub_server import BIG_TEXT_BYTES
+
 BENCH = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(BENCH)
 STUB = [sys.executable, os.path.join(BENCH, "stub_server.py")]
@@ -46,6 +48,10 @@ CLIENTS = {
     "mcp": ("drive_mcp.py", "mcp", "mcp"),
     "fastmcp": ("drive_fastmcp.py", "fastmcp", "fastmcp"),
 }
+# Workloads the official clients are not driven for: the 10 MiB result (raw and mcp_min) and the
+# HTTP request count before a first value (mcp_min only: the raw loop sends what it is written to).
+ONLY = {"big": ("raw", "mcp_min"), "first_value": ("mcp_min",), "schema": ("mcp_min",)}
+BIG_MIB = BIG_TEXT_BYTES / 1048576.0
 IMPORT_STMT = {"mcp_min": "import mcp_min", "mcp": "from mcp import Client", "fastmcp": "from fastmcp import Client"}
 
 
@@ -203,6 +209,10 @@ FIGURES = [
     ("schema_cpu_cost", "... in the client process's CPU time per call", "µs/call", "", True),
     ("http_calc", "Streamable HTTP call, examples/calc.py", "µs/call", "per_call_us", True),
     ("http_sdk", "Streamable HTTP call, SDK MCPServer", "µs/call", "per_call_us", True),
+    ("big", "stdio call returning a %g MiB text result" % BIG_MIB, "ms/call", "per_call_us", True),
+    ("big_mem", "... peak memory growth of the client process over those calls", "× message",
+     "peak_growth_kb", True),
+    ("posts", "HTTP POSTs from Client(url) to a first call's value, examples/calc.py", "POSTs", "posts", True),
 ]
 
 
@@ -211,8 +221,12 @@ def fmt(value, unit):
         return "—"
     if unit == "calls/s":
         return "{:,.0f}".format(value)
-    if unit == "MiB":
+    if unit in ("MiB", "ms/call"):
         return "%.1f" % value
+    if unit == "× message":
+        return "%.2f" % value
+    if unit == "POSTs":
+        return "%g" % value
     if unit == "ms":
         return "%.1f" % value if value < 100 else "%.0f" % value
     return "%.0f" % value
@@ -224,7 +238,7 @@ def ratio(value, ref):
     return value / ref
 
 
-def table(medians, clients, extra_notes):
+def table(medians, clients, extra_notes, sequences=None):
     heads = ["figure"] + [c if c != "raw" else "raw loop" for c in clients]
     rows = ["| " + " | ".join(heads) + " |", "|" + "---|" * len(heads)]
     for key, label, unit, _, _ in FIGURES:
@@ -247,6 +261,8 @@ def table(medians, clients, extra_notes):
                 parts.append("%.2f× mcp" % ratio(v, mcp_ref))
             if parts and v is not None:
                 text += " (" + ", ".join(parts) + ")"
+            if key == "posts" and (sequences or {}).get(c):
+                text += " (" + ", ".join(sequences[c]) + ")"
             if c == "raw" and key == "import" and medians.get(("raw", "bare_ms")):
                 text = "bare interpreter: %.1f ms" % medians[("raw", "bare_ms")]
             cells.append(text)
@@ -257,6 +273,15 @@ def table(medians, clients, extra_notes):
             "no threaded mode: the threads row compares with the raw loop's sequential calls/s.  "
             "The official clients are asyncio: their \"threads\" are 8 tasks on one session, their "
             "pipelining is asyncio.gather over all calls.")
+    if any(medians.get((c, k)) is not None for c in clients for k in ("big", "posts")):
+        out += ("\n- The %g MiB-result rows measure the raw loop and mcp_min only, the POST count mcp_min "
+                "only: the official clients are not driven for them.  Each round runs a fresh driver "
+                "process: connect, one `add` call, then VmHWM is reset to the current VmRSS (Linux "
+                "/proc/self/clear_refs), one untimed `big` call and the timed ones follow (each value "
+                "dropped before the next call), and the memory row is VmHWM at the end minus VmRSS at the "
+                "reset, divided by the %d-byte text (the JSON line is ~200 bytes more).  The POST count "
+                "wraps http.client.HTTPConnection.request in the driver process; the requests are listed "
+                "in order." % (BIG_MIB, BIG_TEXT_BYTES))
     for note in extra_notes:
         out += "\n" + note
     return out
@@ -270,7 +295,7 @@ def paired(samples, a, b):
     return statistics.median(x / y for x, y in zip(xs, ys) if y)
 
 
-def targets(medians, samples):
+def targets(medians, samples, sequences=None):
     m = medians.get
     lines = []
 
@@ -312,6 +337,23 @@ def targets(medians, samples):
         if h and mh:
             line(mh >= 2 * h, "HTTP per call ≥ 2× faster than mcp against %s: %.0f µs vs %.0f µs = %.2f× faster"
                  % (name, h, mh, mh / h))
+    big, raw_big = m(("mcp_min", "big")), m(("raw", "big"))
+    if big and raw_big:
+        pr = paired(samples, ("mcp_min", "big"), ("raw", "big"))
+        line(big <= 1.3 * raw_big, "a %g MiB tool result over stdio ≤ 1.3× the raw loop (readline + json.loads): "
+             "%.1f ms vs %.1f ms = %.2f× (median of per-round ratios: %s)" % (
+                 BIG_MIB, big, raw_big, big / raw_big, "%.2f×" % pr if pr else "—"))
+    mem = m(("mcp_min", "big_mem"))
+    if mem is not None:
+        raw_mem = m(("raw", "big_mem"))
+        line(mem <= 3, "peak memory growth over those calls ≤ 3× the message: %.2f× (%.1f MiB over a %g MiB "
+             "message; the raw loop: %s)" % (mem, mem * BIG_MIB, BIG_MIB,
+                                             "%.2f×" % raw_mem if raw_mem is not None else "—"))
+    posts = m(("mcp_min", "posts"))
+    if posts is not None:
+        seq_posts = (sequences or {}).get("mcp_min")
+        line(posts <= 2, "a fresh HTTP client's first value after ≤ 2 POSTs (Client(url) to the first "
+             "`call(\"add\", a=1, b=2)`): %g%s" % (posts, " (%s)" % ", ".join(seq_posts) if seq_posts else ""))
     return "\n".join(lines)
 
 
@@ -335,6 +377,7 @@ def main(argv=None):
     import_reps = 1 if args.quick else 3  # best of this many interpreter starts per round
     http_calc_n = args.http_calls or (50 if args.quick else 1000)
     http_sdk_n = args.http_calls or (50 if args.quick else 500)
+    big_n = 2 if args.quick else 5  # timed calls of the 10 MiB tool per round (after one untimed)
 
     info = machine()
     notes = []
@@ -387,9 +430,12 @@ def main(argv=None):
 
     workloads = [("seq", "seq", STUB, n), ("threads", "threads", STUB, n), ("pipeline", "pipeline", STUB, n),
                  ("lifecycle", "lifecycle", STUB, 0), ("schema", "schema", STUB, n)]
+    workloads += [("big", "big", STUB, big_n)]
     workloads += [(key, "http_seq", url, count) for key, url, count in http_targets]
+    workloads += [("posts", "first_value", url, 0) for key, url, count in http_targets if key == "http_calc"]
     samples = {}  # (client, key) -> [value, ...]
     errors = {}
+    sequences = {}  # client -> the HTTP requests before its first value, as "METHOD rpc-method" (last round)
 
     def add(client, key, value):
         samples.setdefault((client, key), []).append(value)
@@ -415,8 +461,8 @@ def main(argv=None):
             for key, mode, server, count in workloads:
                 for c in order:
                     spec = {"mode": mode, "server": server, "n": count, "warmup": warmup, "threads": 8}
-                    if c == "raw" and mode == "threads" or mode == "schema" and c != "mcp_min":
-                        continue  # (the outputSchema rows measure mcp_min's own validator)
+                    if c == "raw" and mode == "threads" or c not in ONLY.get(mode, (c,)):
+                        continue  # (the outputSchema rows measure mcp_min's own validator; see ONLY)
                     res = run_driver(pythons[c], c, spec, timeout=600)
                     for proc in servers:
                         if proc.poll() is not None:
@@ -432,6 +478,17 @@ def main(argv=None):
                         add(c, key, res["seconds"] * 1e3)
                     elif key in ("threads", "pipeline"):
                         add(c, key, res["calls_per_s"])
+                    elif key == "big":
+                        add(c, key, res["per_call_us"] / 1e3)
+                        if res.get("peak_growth_kb") is not None:
+                            add(c, "big_mem", res["peak_growth_kb"] * 1024.0 / res["message_bytes"])
+                    elif key == "posts":
+                        add(c, key, res["posts"])
+                        seq_now = [m if h == "POST" else "%s %s" % (h, m) for h, m in res["requests"]]
+                        if sequences.get(c, seq_now) != seq_now:
+                            notes.append("- %s's requests before its first value differ between rounds: %s, then %s"
+                                         % (c, ", ".join(sequences[c]), ", ".join(seq_now)))
+                        sequences[c] = seq_now
                     elif key == "schema":
                         add(c, key, res["per_call_us"])
                         add(c, "schema_plain", res["plain_us"])
@@ -453,15 +510,16 @@ def main(argv=None):
         notes.append("- %s / %s failed in at least one round: %s" % (c, key, err))
 
     header = ["# mcp_min client benchmark", "",
-              "- date: %s; %d rounds, medians; %d stdio calls per run (warm-up %d), HTTP %d (calc) / %d (SDK)"
-              % (info["date"], rounds, n, warmup, http_calc_n, http_sdk_n),
+              "- date: %s; %d rounds, medians; %d stdio calls per run (warm-up %d), HTTP %d (calc) / %d (SDK), "
+              "%d calls of the %g MiB result" % (info["date"], rounds, n, warmup, http_calc_n, http_sdk_n, big_n,
+                                                 BIG_MIB),
               "- machine: nproc %s, %s, Python %s, %s" % (info["nproc"], info["cpu"], info["python"],
                                                           info["platform"]),
               "- versions: " + "; ".join("%s %s" % (c, versions[c]) for c in clients if c in versions),
               "- command: python bench/bench.py %s" % " ".join(sys.argv[1:] if argv is None else argv),
               "- wall time: %.0f s" % (time.monotonic() - t_start), ""]
-    text = "\n".join(header) + "\n" + table(medians, clients, notes) + "\n\n## Targets (mcp_min)\n\n" + (
-        targets(medians, samples) or "(mcp_min not measured)")
+    text = "\n".join(header) + "\n" + table(medians, clients, notes, sequences) + (
+        "\n\n## Targets (mcp_min)\n\n" + (targets(medians, samples, sequences) or "(mcp_min not measured)"))
     if medians.get(("mcp_min", "heavy")) is not None:
         text += "\n\nModules loaded by `import mcp_min` (of %s): %s" % (
             ", ".join(HEAVY_MODULES), ", ".join(medians[("mcp_min", "heavy")]) or "none")
@@ -471,7 +529,8 @@ def main(argv=None):
             json.dump({"info": info, "versions": versions,
                        "samples": {"%s/%s" % k: v for k, v in samples.items()},
                        "medians": {"%s/%s" % k: v for k, v in medians.items()},
-                       "errors": {"%s/%s" % k: v for k, v in errors.items()}}, f, indent=1)
+                       "errors": {"%s/%s" % k: v for k, v in errors.items()},
+                       "requests_before_first_value": sequences}, f, indent=1)
     return 1 if errors else 0
 
 

@@ -1,12 +1,20 @@
 #!/usr/bin/env python3
-"""Bench driver for mcp_min (imported from the repository root)."""
+"""Bench driver for mcp_min (imported from the repository root).
+
+big: ``call("big")`` (a BIG_TEXT_BYTES text result, its whole text returned) and this
+process's peak memory growth over those calls.  first_value: the HTTP requests sent
+from ``Client(url)`` to the value of a first ``call("add", a=1, b=2)``, counted by
+wrapping ``http.client.HTTPConnection.request`` in this process (the class every
+HTTP request of mcp_min goes through; mcp_min itself is not touched).
+"""
 
 import os
 import sys
 import threading
 import time
 
-from _common import check, clock, emit, spec
+from _common import check, clock, emit, reset_peak_kb, spec, vm_hwm_kb
+from stub_server import BIG_PATTERN, BIG_TEXT_BYTES
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import mcp_min  # noqa: E402
@@ -105,7 +113,68 @@ def schema(s):
          plain_cpu_us=cpu["point_plain"] / n * 1e6)
 
 
-MODES = {"seq": seq, "schema": schema, "threads": threads, "pipeline": pipeline, "lifecycle": lifecycle, "http_seq": seq}
+def check_big(text):
+    check(len(text), BIG_TEXT_BYTES)
+    check(text[:len(BIG_PATTERN)] + text[-len(BIG_PATTERN):], BIG_PATTERN * 2)
+
+
+def big(s):
+    """Sequential calls of ``big``, each value dropped before the next call; the peak is
+    counted from the resident set after connecting, over one untimed call and n timed ones
+    (the same as drive_raw.py's)."""
+    c = mcp_min.Client(s["server"], timeout=60)
+    check(c.call("add", a=1, b=2), 3)
+    base = reset_peak_kb()
+    call = c.call
+    check_big(call("big"))  # untimed: the stub encodes its answer once, on the first call
+    n = s["n"]
+    dt = 0.0
+    for _ in range(n):
+        t0 = clock()
+        text = call("big")
+        dt += clock() - t0
+        check_big(text)
+        text = None
+    peak = vm_hwm_kb()
+    c.close()
+    emit(dt, n, message_bytes=BIG_TEXT_BYTES, peak_growth_kb=None if base is None else peak - base)
+
+
+def _rpc_method(body):
+    """The JSON-RPC method of a request body (\"answer\" for a response, \"?\" for no JSON)."""
+    import json
+    try:
+        msg = json.loads(bytes(body))
+    except (TypeError, ValueError):
+        return "?"
+    msgs = msg if isinstance(msg, list) else [msg]
+    return "+".join(m.get("method") or "answer" if isinstance(m, dict) else "?" for m in msgs)
+
+
+def first_value(s):
+    import http.client
+    sent = []
+    real = http.client.HTTPConnection.request
+
+    def counting(self, method, url, body=None, headers={}, **kw):
+        sent.append([method, _rpc_method(body) if body is not None else "-"])
+        return real(self, method, url, body, headers, **kw)
+
+    http.client.HTTPConnection.request = counting  # (HTTPSConnection inherits it)
+    try:
+        t0 = clock()
+        c = mcp_min.Client(s["server"], timeout=60)
+        check(c.call("add", a=1, b=2), 3)
+        dt = clock() - t0
+        requests = list(sent)
+    finally:
+        http.client.HTTPConnection.request = real
+    c.close()
+    emit(dt, posts=sum(1 for method, _ in requests if method == "POST"), requests=requests)
+
+
+MODES = {"seq": seq, "schema": schema, "threads": threads, "pipeline": pipeline, "lifecycle": lifecycle, "http_seq": seq,
+         "big": big, "first_value": first_value}
 
 if __name__ == "__main__":
     s = spec()

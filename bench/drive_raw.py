@@ -6,13 +6,17 @@ Python client on pipes must do per call (the request is the same 2026-07-28
 form mcp_min sends: ``params._meta`` with version, capabilities, clientInfo).
 pipeline: requests in bursts of WINDOW lines (one write), then WINDOW reads --
 no reader thread, so a burst must fit the pipe.  http_seq: ``http.client`` on
-one keep-alive connection, one POST per call.
+one keep-alive connection, one POST per call.  big: the stub's ``big`` tool (a
+BIG_TEXT_BYTES text result): write the request, ``readline`` the answer line,
+``json.loads`` it (the floor for one large message), and this process's peak
+memory growth over those calls.
 """
 
 import json
 import subprocess
 
-from _common import check, clock, emit, spec
+from _common import check, clock, emit, reset_peak_kb, spec, vm_hwm_kb
+from stub_server import BIG_PATTERN, BIG_TEXT_BYTES
 
 META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {},
@@ -99,6 +103,39 @@ def stdio_pipeline(s):
     emit(dt, n, window=WINDOW)
 
 
+def check_big(text):
+    check(len(text), BIG_TEXT_BYTES)
+    check(text[:len(BIG_PATTERN)] + text[-len(BIG_PATTERN):], BIG_PATTERN * 2)
+
+
+def stdio_big(s):
+    """Sequential calls of ``big``, each value dropped before the next call; the peak is
+    counted from the resident set after connecting, over one untimed call and n timed ones."""
+    p = Pipe(s["server"])
+    p.rpc("server/discover", {})
+    check(p.call(1, 2), 3)
+    base = reset_peak_kb()
+
+    def call_big():
+        p.rid += 1
+        p.w.write((_dumps(request(p.rid, "tools/call", {"name": "big", "arguments": {}})) + "\n").encode())
+        p.w.flush()
+        return result_text(json.loads(p.r.readline()), p.rid)
+
+    check_big(call_big())  # untimed: the stub encodes its answer once, on the first call
+    n = s["n"]
+    dt = 0.0
+    for _ in range(n):
+        t0 = clock()
+        text = call_big()
+        dt += clock() - t0
+        check_big(text)
+        text = None
+    peak = vm_hwm_kb()
+    p.close()
+    emit(dt, n, message_bytes=BIG_TEXT_BYTES, peak_growth_kb=None if base is None else peak - base)
+
+
 def lifecycle(s):
     t0 = clock()
     p = Pipe(s["server"])
@@ -158,7 +195,8 @@ def http_seq(s):
     emit(dt, n)
 
 
-MODES = {"seq": stdio_seq, "pipeline": stdio_pipeline, "lifecycle": lifecycle, "http_seq": http_seq}
+MODES = {"seq": stdio_seq, "pipeline": stdio_pipeline, "lifecycle": lifecycle, "http_seq": http_seq,
+         "big": stdio_big}
 
 if __name__ == "__main__":
     s = spec()

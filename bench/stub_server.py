@@ -9,9 +9,11 @@ measures is the client's own cost, not the server's:
   plus the per-request ``params._meta`` (``io.modelcontextprotocol/protocolVersion``
   and ``clientCapabilities`` are required; a modern request without them gets
   -32602, an unknown modern version -32022 with ``data.supported``);
-* ``tools/list`` (one page: ``add``, ``echo``, and ``point`` / ``point_plain``, which return
-  the same ``structuredContent``; only ``point`` declares an ``outputSchema``), ``tools/call``,
-  ``ping``.
+* ``tools/list`` (one page: ``add``, ``echo``, ``point`` / ``point_plain``, which return
+  the same ``structuredContent`` -- only ``point`` declares an ``outputSchema`` -- and ``big``,
+  whose result is one text block of BIG_TEXT_BYTES ASCII characters), ``tools/call``, ``ping``.
+  The answer to ``big`` is encoded once and only its id is spliced in per call, so the
+  server spends a copy, not a JSON encoding, on each.
 
 Input is read in large chunks with ``os.read`` and every complete line in a
 chunk is answered, then all answers of that chunk go out in one ``os.write``:
@@ -53,6 +55,12 @@ TOOLS += [
      "outputSchema": POINT_OUTPUT},
     {"name": "point_plain", "description": "The same result, without one.", "inputSchema": POINT_INPUT},
 ]
+# The large-result workload: one text block of this many ASCII characters (a 10 MiB message).
+BIG_TEXT_BYTES = 10 * 1024 * 1024
+BIG_PATTERN = "0123456789abcdef"  # the text is this, repeated (BIG_TEXT_BYTES is a multiple of its length)
+TOOLS.append({"name": "big", "description": "A %d-byte text result." % BIG_TEXT_BYTES,
+              "inputSchema": {"type": "object", "properties": {}}})
+_big_results = {}  # modern? -> the encoded result of ``big``
 
 _dumps = json.JSONEncoder(separators=(",", ":")).encode
 _loads = json.loads
@@ -90,6 +98,8 @@ def _tool(params):
         point = {"x": a, "y": abs(b) / 2.0, "label": "p-%d" % a, "tags": ["even" if a % 2 == 0 else "odd", "small"],
                  "meta": {"source": "stub", "ok": True}}
         return {"content": [{"type": "text", "text": _dumps(point)}], "structuredContent": point, "isError": False}
+    elif name == "big":
+        return {"content": None, "isError": False, "big": True}  # (encoded in handle_line, once)
     else:
         raise Fault(-32602, "unknown tool %r" % (name,))
     return {"content": [{"type": "text", "text": text}], "isError": False}
@@ -138,7 +148,15 @@ def handle_line(line, state):
     if "id" not in msg:
         return None  # notifications (initialized, cancelled) need no answer
     try:
-        return _dumps({"jsonrpc": "2.0", "id": msg["id"], "result": answer(msg, state)})
+        result = answer(msg, state)
+        if result.get("big"):
+            modern = "resultType" in result
+            if modern not in _big_results:
+                del result["big"]
+                result["content"] = [{"type": "text", "text": BIG_PATTERN * (BIG_TEXT_BYTES // len(BIG_PATTERN))}]
+                _big_results[modern] = _dumps(result)
+            return '{"jsonrpc":"2.0","id":%s,"result":%s}' % (_dumps(msg["id"]), _big_results[modern])
+        return _dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result})
     except Fault as e:
         err = {"code": e.code, "message": e.message}
         if e.data is not None:
