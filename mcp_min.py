@@ -1799,7 +1799,8 @@ class _LineSplitter(object):
                     self._on_oversized()
                 lines[0] = b""  # (returned as a blank line: the caller skips those anyway)
             else:
-                lines[0] = b"".join(self._pending) + lines[0]
+                self._pending.append(lines[0])
+                lines[0] = b"".join(self._pending)  # (one copy: a large message is not doubled here)
             self._pending, self._size = [], 0
         if chunk_size > self._limit:  # only then can a whole line in it be too long
             for i, line in enumerate(lines):
@@ -3410,22 +3411,33 @@ class _StdioTransport(_Transport):
         try:
             while True:
                 chunk = read(fd, PIPE_READ_BYTES)
+                at_end = not chunk
                 lines = feed(chunk) if chunk else [splitter.finish()]  # at EOF: a last line without its end
-                for line in lines:
+                # Each message is let go of as soon as the next form of it exists (bytes, text, the
+                # parsed value), and nothing of it is held while the next read waits: a large
+                # message costs about twice its size here, not five times.
+                for i in range(len(lines)):
+                    line, lines[i] = lines[i], None
                     if not line or line == b"\r":  # blank lines and bare CRs are tolerated silently
                         continue
                     try:
-                        msg = loads(line.decode("utf-8"))
+                        text = line.decode("utf-8")
+                        line = None
+                        msg = loads(text)
                     except (ValueError, RecursionError):  # (UnicodeDecodeError, JSON nested too deeply)
-                        if line.strip():
+                        shown = line if line is not None else text[:300].encode("utf-8")
+                        if shown.strip():
                             _log.warning("%s wrote a line that is not JSON: %s", self.name,
-                                         _shorten(repr(line[:300]), 200))
+                                         _shorten(repr(shown[:300]), 200))
                         continue
+                    finally:
+                        text = None
                     try:
                         receive(msg)
                     except Exception:  # a bug in routing must not end the reader
                         _log.exception("error routing a message from %s", self.name)
-                if not chunk:
+                    msg = None
+                if at_end:
                     break
         except OSError:
             pass  # the pipe was closed under us
@@ -6677,8 +6689,11 @@ class Client(object):
         params = {"name": name, "arguments": args}
         if timeout == 0:  # no time left: submit() sends nothing, and nothing is listed first either
             return session.submit("tools/call", params, timeout, progress, finish, wait_here)
-        if session.transport.carries_headers and session.era.modern and session.era.tool_headers is None:
-            session.list_tools(True)  # x-mcp-header markings must be known before calling over HTTP
+        # Over HTTP with 2026-07-28, x-mcp-header markings (from tools/list) make Mcp-Param-*
+        # headers.  They are not fetched before a first call: most tools have none, and a server
+        # that misses a header refuses the call with -32020 before running it, which refetches
+        # the list and repeats the call once (see _repeat_if_asked).  So a fresh client's first
+        # value costs two POSTs (server/discover, tools/call), not three.
         support = session.tasks.support(name)  # (2025-11-25: ask for a task where the tool wants one)
         if support == "required" or support == "optional" and finish is _TASK_HANDLE:
             keep = _timeout_arg(ttl, None, "ttl")

@@ -1325,6 +1325,10 @@ class ModernHttp(FakeHttp):
                     return
             result = {"content": [], "structuredContent": {}}
         elif method == "tools/call":
+            wanted = "region" in msg["params"].get("arguments", {}) and msg["params"]["name"] == "route"
+            if self.cfg.get("check_params", True) and wanted and "Mcp-Param-Region" not in h.headers:
+                return h.reply(400, json.dumps({"jsonrpc": "2.0", "id": msg["id"], "error": {
+                    "code": -32020, "message": "missing Mcp-Param-Region"}}).encode())
             if self.cfg.get("mismatch_once") and not self.answers.get("mismatched"):
                 self.answers["mismatched"] = True
                 return h.reply(400, json.dumps({"jsonrpc": "2.0", "id": msg["id"], "error": {
@@ -1439,9 +1443,23 @@ def test_runs_on_python_3_8(calc_url):
 def test_modern_http_header_mismatch_refetches_tools_once(http_fake):
     server = http_fake(ModernHttp, mismatch_once=True)
     with Client(server.url) as c:
+        c.list_tools()
         assert c.call("route", region="x")["mcp-param-region"] == "x"
     methods = [p[3].get("method") for p in server.requests("POST")]
     assert methods.count("tools/list") == 2 and methods.count("tools/call") == 2
+
+
+def test_modern_http_first_call_costs_two_posts_and_headers_are_learnt_when_asked(http_fake):
+    """No tools/list before a fresh client's first call; a server that needs an Mcp-Param-*
+    header refuses with -32020, and the call is repeated once with the list read."""
+    server = http_fake(ModernHttp)  # (which checks Mcp-Param-Region, as a server must)
+    with Client(server.url) as c:
+        assert c.call("route", n=1)["mcp-name"] == "route"  # (no marked argument given: no header needed)
+        assert [p[3].get("method") for p in server.requests("POST")] == ["server/discover", "tools/call"]
+        assert c.call("route", region="x")["mcp-param-region"] == "x"
+        assert [p[3].get("method") for p in server.requests("POST")][2:] == ["tools/call", "tools/list", "tools/call"]
+        assert c.call("route", region="y")["mcp-param-region"] == "y"  # known now: one POST
+    assert [p[3].get("method") for p in server.requests("POST")][5:] == ["tools/call"]
 
 
 def test_result_from_two_threads_runs_input_rounds_once(fake):
