@@ -158,6 +158,9 @@ DEFAULT_TIMEOUT = 30.0  # seconds, connect included; the official SDKs use simil
 PROBE_TIMEOUT = 5.0  # the spec asks for a "reasonable" wait for server/discover;
 #                      enough for a slow interpreter start, short enough to fall back.
 CLOSE_GRACE = 2.0  # seconds a server gets after stdin EOF, then again after SIGTERM.
+STDERR_DRAIN = 2.0  # seconds the stderr reader gets to read a gone server's last lines for the error
+#   (on a loaded machine half a second was too little); only a child of the server still holding
+#   the pipe makes us wait it all.
 # Windows: seconds a write to a server's stdin that began just as its deadline came still gets to end.
 # Into a pipe with room a write ends at once (a thread switch, even on a loaded machine, is far less);
 # a write still blocked then means the server stopped reading.
@@ -3392,9 +3395,11 @@ class _StdioTransport(_Transport):
         try:
             if os.name == "nt":
                 self._writer = _PipeWriter(self._stdin_fd, "mcp_min-writer-%d" % pid)
-            self._reader = _start_thread(self._read_loop, "mcp_min-reader-%d" % pid)
+            # stderr's reader first: the stdout reader's error for a server that is gone waits for it,
+            # so it must exist by the time the stdout reader can see the end of its stream
             self._stderr_reader = _start_thread(self._stderr_loop, "mcp_min-stderr-%d" % pid,
                                                 what="read the server's stderr")
+            self._reader = _start_thread(self._read_loop, "mcp_min-reader-%d" % pid)
         except ConnectionClosed:
             self._kill()
             if self._job is not None:
@@ -3467,16 +3472,18 @@ class _StdioTransport(_Transport):
         if self._on_stderr is not None:  # hands over to a worker thread: never blocks this reader
             self._on_stderr(text)
 
-    def _closed_error(self):
+    def _closed_error(self, deadline=None):
         import subprocess
         if self._closing:
             return ConnectionClosed("client closed the connection to %s" % self.name)
+        def within(seconds):
+            return seconds if deadline is None else min(seconds, _remaining(deadline))
         try:
-            code = self._proc.wait(1.0)
+            code = self._proc.wait(within(1.0))
         except subprocess.TimeoutExpired:
             code = None
         if self._stderr_reader is not None:
-            self._stderr_reader.join(0.5)  # let the last stderr lines arrive
+            self._stderr_reader.join(within(STDERR_DRAIN))  # let the last stderr lines arrive
         tail = list(self.stderr_tail)
         if self._drop_reason is not None:
             text = self._drop_reason
@@ -3517,6 +3524,14 @@ class _StdioTransport(_Transport):
         finally:
             self._write_lock.release()
 
+    def _write_error(self, error, deadline):
+        # A server that closed its stdin has usually exited: its exit code and last stderr lines
+        # say why, where the broken pipe alone would not (waited for within the deadline only).
+        closed = self._closed_error(deadline)
+        if closed.returncode is None and self._drop_reason is None:
+            return ConnectionClosed("cannot write to %s: %s" % (self.name, error))
+        return closed
+
     def _write_all(self, data, deadline):
         fd = self._stdin_fd
         try:
@@ -3526,7 +3541,7 @@ class _StdioTransport(_Transport):
         except BlockingIOError:
             n = 0
         except OSError as e:
-            raise ConnectionClosed("cannot write to %s: %s" % (self.name, e))
+            raise self._write_error(e, deadline)
         import select
         view = memoryview(data)[n:]
         while view:  # pipe full: wait until the server reads, within the deadline
@@ -3540,7 +3555,7 @@ class _StdioTransport(_Transport):
             except BlockingIOError:
                 pass
             except OSError as e:
-                raise ConnectionClosed("cannot write to %s: %s" % (self.name, e))
+                raise self._write_error(e, deadline)
 
     def _write_windows(self, data, deadline):
         # The writer thread writes.  A write that began and did not end by the deadline left
@@ -3549,7 +3564,7 @@ class _StdioTransport(_Transport):
         try:
             written = self._writer.write(data, deadline)
         except OSError as e:
-            raise ConnectionClosed("cannot write to %s: %s" % (self.name, e))
+            raise self._write_error(e, deadline)
         if written is None:
             raise RequestTimeout("the deadline passed before the message to %s could be written" % self.name)
         if not written:

@@ -176,6 +176,25 @@ def test_server_dies_at_start(fake):
     assert "code 7" in str(info.value) and "config file missing" in str(info.value)
 
 
+def test_server_dies_while_a_child_of_it_holds_stderr_open(tmp_path):
+    # Its stderr never reaches EOF: the error must still come, with the exit code and the last
+    # line, long before the deadline (the stderr reader is waited for a bounded time only).
+    pidfile = tmp_path / "child.pid"
+    code = ("import subprocess, sys; c = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'], "
+            "stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL); open(%r, 'w').write(str(c.pid)); "
+            "sys.stderr.write('fatal: no config\\n'); sys.stderr.flush(); sys.exit(3)" % str(pidfile))
+    try:
+        with pytest.raises(ConnectionClosed) as info:
+            Client([PY, "-c", code], timeout=30)
+        assert info.value.returncode == 3 and "fatal: no config" in str(info.value), str(info.value)
+    finally:
+        if pidfile.exists():
+            try:
+                os.kill(int(pidfile.read_text()), 9 if os.name == "posix" else 1)
+            except OSError:
+                pass
+
+
 def test_server_exits_during_initialize(fake):
     with pytest.raises(ConnectionClosed) as info:
         Client(fake(init="exit"), protocol_version="2025-11-25")

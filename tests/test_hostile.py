@@ -1363,9 +1363,10 @@ def test_13_exception_raised_in_a_worker_process_arrives_intact(pool_outcome, na
 # 14. Thread start
 # ---------------------------------------------------------------------------
 
-def test_14_server_exiting_before_the_threads_start_is_reported_as_its_exit(peers):
+@pytest.mark.parametrize("delay", ["before", "after"])
+def test_14_server_exiting_before_the_threads_start_is_reported_as_its_exit(peers, delay):
     server = peers.stdio(stderr="fatal: no API key", exit_at_start=3)
-    out, stderr = run_scenario("thread_delay", {"argv": server.argv})
+    out, stderr = run_scenario("thread_delay", {"argv": server.argv, "after": delay == "after"})
     assert out.get("type") == "ConnectionClosed", "got %s: %s" % (out.get("type"), out.get("message"))
     assert out.get("returncode") == 3 and "exited with code 3" in out["message"], out["message"]
     assert "fatal: no API key" in out["message"], "the server's last stderr line is missing: %s" % out["message"]

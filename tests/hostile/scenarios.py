@@ -15,7 +15,7 @@ directory in the environment variable MCP_MIN_DIR (default: the repository root)
                no DELETE itself: any DELETE the server saw came from the child.
   rss          one client reads an oversized SSE event (kind: post_sse, get, legacy, listen,
                resume) and must still receive what follows it; reports peak RSS.
-  thread_delay every Thread.start is delayed by 0.3 s (a loaded machine), against a server
+  thread_delay every Thread.start is delayed by 0.3 s, before it or after it (a loaded machine), against a server
                that exits at once: reports the error the constructor raised.
   thread_fail  Thread.start raises RuntimeError (a process or thread limit): reports what the
                constructor (and a submit, over HTTP) raised, and whether the stdio server is
@@ -177,7 +177,11 @@ def thread_delay(cfg):
     from mcp_min import Client
     original = threading.Thread.start
 
-    def slow_start(self):
+    def slow_start(self):  # "after": the new thread runs while the one starting it is held up
+        if cfg.get("after"):
+            original(self)
+            time.sleep(0.3)
+            return None
         time.sleep(0.3)
         return original(self)
 
