@@ -60,7 +60,6 @@ LIMIT = 3.5  # ... and the wall-clock bound they must end within (7x the deadlin
 # ---------------------------------------------------------------------------
 
 
-
 def bounded(fn, limit):
     """Run fn in a daemon thread: (value, exception, seconds).  Fails the test when fn is still
     running after `limit` seconds (a hang); the thread is freed when the test's peers are killed."""
@@ -456,7 +455,7 @@ def test_line_separators_inside_strings_are_not_line_ends(peers):
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
-def test_lone_surrogates_still_make_valid_json(peers, transport):
+def test_lone_surrogates_still_make_valid_json_on_every_transport(peers, transport):
     s = "x\ud800y\udfffz"
     if transport == "stdio":
         server = peers.stdio()
@@ -584,17 +583,6 @@ def test_callback_answer_with_nan_still_sends_json(peers, kind):
             strict_json(line)
         except ValueError as e:
             pytest.fail("the answer to the server's %s is not JSON (%s): %r" % (method, e, line))
-
-
-def test_cli_nan_argument_sends_nothing(peers):
-    server = peers.stdio()
-    out = cli(["call", "echo", "a=NaN", "--"] + server.argv)
-    for line in server.lines():
-        try:
-            strict_json(line)
-        except ValueError:
-            pytest.fail("the CLI sent something that is not JSON: %r" % line)
-    assert_cli_error(out, 2)
 
 
 # ---------------------------------------------------------------------------
@@ -1852,6 +1840,17 @@ def test_cli_non_utf8_stdout(cli_lab, encoding, command):
 
 def test_cli_error_message_with_non_ascii_on_an_ascii_stderr(cli_lab):
     assert_cli_error(cli_out(cli_lab, "encoding:ascii-stderr-message"), 5)  # 5: the tool reported an error
+
+
+def test_cli_nan_argument_sends_nothing(peers):
+    server = peers.stdio()
+    out = cli(["call", "echo", "a=NaN", "--"] + server.argv)
+    for line in server.lines():
+        try:
+            strict_json(line)
+        except ValueError:
+            pytest.fail("the CLI sent something that is not JSON: %r" % line)
+    assert_cli_error(out, 2)
 
 
 # ---------------------------------------------------------------------------
