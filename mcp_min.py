@@ -21,9 +21,10 @@ grows); a JSON Schema validator (tool output, elicitation answers); transports
 behind one interface (``_Transport``: stdio, the stdio framing over the caller's
 own streams, Streamable HTTP, legacy HTTP+SSE; every HTTP byte goes through
 ``_HttpEngine``); ``_Session`` (version negotiation, sending, settling answers)
-and ``_Inbox`` (what the server sends unasked); tasks (``Task``: tool calls that
-run in the background); ``Client``; ``Group`` (many servers at once); the auth
-plug-in (``OAuth``); the CLI.
+and ``_Inbox`` (what the server sends unasked); ``Client``; then the add-ons the
+layers above never name: tasks (``Task``: tool calls that run in the background,
+joined to a call through its ``finish``), ``Group`` (many servers at once), the
+auth plug-in (``OAuth``); the CLI.
 
 Threads.  stdio: ``mcp_min-reader-<pid>`` reads the server's stdout and routes
 every message; ``mcp_min-stderr-<pid>`` keeps the tail of its stderr (on Windows
@@ -5830,521 +5831,6 @@ def _meta_of(params):
 
 
 # ---------------------------------------------------------------------------
-# Tasks: tool calls the server runs in the background.
-#   2025-11-25 (core, experimental): we ask with params.task when a tool's
-#   execution.taskSupport says so; then tasks/get (polling), tasks/result (the
-#   outcome; while the task waits for input it also carries the server's
-#   requests), tasks/cancel; notifications/tasks/status may come.
-#   2026-07-28 (extension io.modelcontextprotocol/tasks): the server answers a
-#   tools/call with resultType "task" when it likes; tasks/get carries the
-#   outcome or the input requests, tasks/update takes the answers, tasks/cancel;
-#   notifications/tasks on a subscriptions/listen stream where offered.
-# call() follows a task on its own thread, in result(); a submitted call's task
-# is followed by a thread of its own, so its Future stands for the whole task.
-# ---------------------------------------------------------------------------
-
-_TERMINAL = ("completed", "failed", "cancelled")
-_TASK_HANDLE = object()  # finish= of Client.start(): the answer becomes a Task, not followed here
-
-
-class _Expired(Exception):
-    """Internal: following a task reached its deadline (the call's, or the wait's)."""
-
-
-def _older(stamp, than):
-    """Whether ISO 8601 timestamp ``stamp`` is before ``than`` (both in the server's one format)."""
-    return isinstance(stamp, str) and isinstance(than, str) and len(stamp) == len(than) and stamp < than
-
-
-class _Tasks(object):
-    """A session's tasks: which tools want one (2025-11-25), the tasks being followed
-    (for pushed status and progress), and the threads that follow submitted calls."""
-
-    def __init__(self, session):
-        self._session = session
-        self._lock = threading.Lock()
-        self._by_id = weakref.WeakValueDictionary()  # task id -> Task
-        self._by_future = weakref.WeakKeyDictionary()  # the call's Future -> the Task it became
-        self._tokens = {}  # progress token of a 2025-11-25 call that became a task -> Task
-        self._support = None  # tool name -> execution.taskSupport (2025-11-25), from tools/list
-        self.push = None  # False once the server showed it pushes no task status (2026-07-28)
-
-    # -- asking for a task (2025-11-25) ---------------------------------------------
-    def support(self, name):
-        """A tool's execution.taskSupport, listing the tools first when not yet known; None
-        when the server takes no task-augmented tools/call (then we never ask for one)."""
-        session = self._session
-        if session.era.modern:
-            return None  # (2026-07-28: the server decides)
-        caps = session.server_capabilities.get("tasks")
-        requests = caps.get("requests") if isinstance(caps, dict) else None
-        tools = requests.get("tools") if isinstance(requests, dict) else None
-        if session.modern or not isinstance(tools, dict) or "call" not in tools:
-            return None
-        if self._support is None:  # (listed once; again after tools/list_changed)
-            session.list_tools(True)
-        return (self._support or {}).get(name)
-
-    def note_tools(self, tools):
-        self._support = {t["name"]: t["execution"].get("taskSupport") for t in tools if isinstance(t, dict)
-                         and isinstance(t.get("name"), str) and isinstance(t.get("execution"), dict)}
-
-    def forget_support(self):
-        self._support = None
-
-    # -- tasks made ---------------------------------------------------------------
-    def made(self, fut, result):
-        """The Task a tools/call result announces, or None for an ordinary result."""
-        if fut.method != "tools/call" or not isinstance(result, dict):
-            return None
-        if self._session.modern:
-            if result.get("resultType") != "task":
-                return None
-            state = {k: v for k, v in result.items() if k not in ("resultType", "_meta")}
-        else:
-            state = result.get("task")
-            if "task" not in (fut._params or ()) or not isinstance(state, dict):
-                return None
-        if not isinstance(state.get("taskId"), str) or not isinstance(state.get("status"), str):
-            raise McpError("%s answered with resultType 'task' but no valid task (taskId, status): %s"
-                           % (fut.method, _shorten(_dumps_for_humans(result), 200)))
-        task = Task(self._session, state["taskId"], state, fut._progress)
-        with self._lock:
-            self._by_future[fut] = task
-            if fut._progress is not None and not self._session.modern:
-                self._tokens[fut.id] = task  # 2025-11-25: progress keeps using the call's token
-        return task
-
-    def of_future(self, fut):
-        with self._lock:
-            return self._by_future.get(fut)
-
-    def intercept(self, fut, msg):
-        """On the routing thread: a submitted call whose answer is a task is followed by a
-        thread of its own, and its Future ends with the task (True: the answer is taken)."""
-        result = msg.get("result")
-        if not isinstance(result, dict) or ("task" not in result and result.get("resultType") != "task"):
-            return False  # the usual case, decided cheaply
-        try:
-            task = self.made(fut, result)
-        except McpError:
-            return False  # settling reports it
-        if task is None:
-            return False
-        _start_thread(self._follow, "mcp_min-task-%s" % fut.id, (task, fut), "follow a task")
-        return True
-
-    def _follow(self, task, fut):
-        outcome = self._follow_call(task, fut)
-        fut._put(outcome if isinstance(outcome, BaseException) else _response(fut.id, outcome))
-
-    def finish(self, value):
-        """The ``finish=`` of a tools/call (settling runs it on the waiting thread): a result
-        that announces a task is followed here to the task's end, then ``value`` (None: the
-        result dict itself) makes the caller's value of it.  ``_TASK_HANDLE`` (Client.start):
-        the caller gets a Task for what came instead."""
-        if value is _TASK_HANDLE:
-            return self._handle
-
-        def finish(fut, result):
-            if "task" in result or result.get("resultType") == "task":  # (the usual case, decided cheaply)
-                result = self._follow_here(fut, result)
-            return result if value is None else value(result)
-        return finish
-
-    def _handle(self, fut, result):
-        """Client.start()'s value: a Task for what the call answered (one already done when the
-        server answered at once), which checks its outcome against the tool's outputSchema."""
-        task = self.made(fut, result) or Task(self._session, None, None, fut._progress, result)
-        task._tool = fut._params.get("name")
-        return task
-
-    def _follow_here(self, fut, result):
-        """The final result of a call that became a task (then followed here), or ``result``."""
-        task = self.made(fut, result)
-        if task is None:
-            return result
-        outcome = self._follow_call(task, fut)
-        if fut._progress is not None:
-            self._session.inbox.events.drain(fut._deadline)  # its status reports are seen before its end
-        if isinstance(outcome, BaseException):
-            raise outcome
-        return outcome
-
-    @staticmethod
-    def _follow_call(task, fut):
-        """``task._follow_call(fut)``; with reset_on_progress, the task's status changes (which
-        reach its progress callback, the clock) move the call's deadline on."""
-        clock = fut._progress if isinstance(fut._progress, _ProgressClock) else None
-        if clock is None:
-            return task._follow_call(fut)
-        clock.following = fut
-        clock.tick(fut)  # (becoming a task was progress)
-        try:
-            return task._follow_call(fut)
-        finally:
-            clock.following = None  # no cycle (future -> clock -> future) outlives the call
-
-    # -- what the server pushes ------------------------------------------------------
-    def add(self, task):
-        with self._lock:
-            self._by_id[task.id] = task
-
-    def forget(self, task):
-        with self._lock:
-            for token in [k for k, t in self._tokens.items() if t is task]:
-                del self._tokens[token]
-
-    def status(self, params):
-        """notifications/tasks/status (2025-11-25) or notifications/tasks (2026-07-28)."""
-        with self._lock:
-            task = self._by_id.get(params.get("taskId"))
-        if task is not None:
-            task._push(params)
-
-    def progress(self, params):
-        """A 2025-11-25 task's progress (it keeps its call's token); False when not one of ours."""
-        with self._lock:
-            task = self._tokens.get(params.get("progressToken"))
-        if task is None:
-            return False
-        task._on_progress(params)
-        return True
-
-    def end_all(self, error):
-        """The connection is gone: every task being followed ends its wait at once."""
-        with self._lock:
-            tasks = list(self._by_id.values())
-        for task in tasks:
-            task._end(ConnectionClosed("%s before task %s ended" % (getattr(error, "summary", error), task.id),
-                                       getattr(error, "returncode", None), getattr(error, "stderr", ()),
-                                       getattr(error, "detail", "")))
-
-
-class Task(object):
-    """A tool call the server runs in the background (MCP tasks, both eras).
-
-    ``call()`` and ``submit()`` follow such calls on their own; a Task is for
-    work that outlives one call: ``client.start(...)`` makes one and
-    ``client.task(task_id)`` re-attaches to one by id, e.g. from a later
-    process (when the server keeps its tasks that long).
-
-    ``id`` is the server's task id; None when the server answered at once
-    instead of making a task (the result is then already there).
-    """
-
-    id: str | None
-
-    def __init__(self, session, task_id, state=None, progress=None, outcome=None):
-        self._session = session
-        self.id = task_id
-        self._modern = session.modern
-        self._progress = progress
-        self._numbers = (0, None)  # the latest progress/total, for status messages
-        self._reported = None
-        self._cond = threading.Condition()
-        self._state = None  # the latest task fields seen (poll or push)
-        self._fresh = False  # a pushed state arrived that the loop has not looked at
-        self._following = False
-        self._outcome = outcome  # the final result dict, or the McpError the task ended with
-        self._tool = None  # the tool's name when this process started it: its outputSchema checks the result
-        self._answered = set()  # input request keys already answered (2026-07-28)
-        self._sub = None
-        if task_id is not None:
-            session.tasks.add(self)
-        if state is not None:
-            self._update(state)
-
-    def __repr__(self) -> str:
-        return "<mcp_min.Task %s %s>" % (self.id, (self._state or {}).get("status"))
-
-    # -- public ---------------------------------------------------------------
-    def status(self, *, timeout: float | None = _DEFAULT) -> _Json:
-        """The task's state now (``tasks/get``): a dict with ``status``
-        (working, input_required, completed, failed, cancelled), ``statusMessage``,
-        ``createdAt``, the suggested poll interval...  ``timeout`` as for ``Client.call``."""
-        if self.id is None:
-            return {"status": "failed" if isinstance(self._outcome, BaseException) else "completed"}
-        wait = _timeout_arg(timeout, self._session.request_timeout)
-        if wait == 0:
-            raise RequestTimeout("no time left to ask for the status of task %s (timeout 0): nothing sent" % self.id)
-        return dict(self._get(_deadline_after(wait)))
-
-    def result(self, timeout: float | None = _DEFAULT) -> Any:
-        """Wait for the outcome and return what ``call()`` would (ToolError when the tool
-        failed, RequestError for a failed task, RequestCancelled for a cancelled one).
-
-        While waiting, the task is followed: polled at the server's interval and its
-        input requests answered with the client's callbacks.  ``timeout`` bounds this
-        wait only (default: the client's timeout; None: no bound; 0 or less: the
-        outcome only if already known, nothing sent); RequestTimeout then leaves the
-        task running, to wait again or ``cancel()``."""
-        wait = _timeout_arg(timeout, self._session.request_timeout)
-        try:
-            outcome = self._outcome
-            if outcome is None and wait == 0:
-                raise _Expired()
-            if outcome is None:
-                outcome = self._await(_deadline_after(wait))
-        except _Expired:
-            raise RequestTimeout("task %s did not end within %.3g s (it goes on)" % (self.id, wait))
-        if isinstance(outcome, BaseException):
-            raise outcome
-        self._session._check_output(self._tool, outcome)
-        return _tool_value(outcome)
-
-    def cancel(self) -> bool:
-        """Cancel the task (``tasks/cancel``); ``result()`` then raises RequestCancelled.
-        Returns False when the server says it had already ended."""
-        if self.id is None:
-            return False
-        return self._abandon(RequestCancelled("task %s was cancelled by the client" % self.id), strict=True)
-
-    # -- following ------------------------------------------------------------
-    def _follow_call(self, fut):
-        """Follow the task a tool call became, to its outcome (a result dict or an McpError);
-        at the call's deadline, or on a failure of ours, the task is cancelled."""
-        try:
-            while True:
-                try:
-                    return self._await(fut._deadline)
-                except _Expired:
-                    if _expired(fut._deadline):
-                        raise
-                    # postponed meanwhile (reset_on_progress): follow on
-        except _Expired:
-            outcome = RequestTimeout("no outcome of %s (task %s) within %.3g s; task cancelled"
-                                     % (fut.method, self.id, fut._timeout))
-        except ConnectionClosed as e:
-            return e
-        except McpError as e:
-            outcome = e  # (input we cannot give...): nobody will follow the task any more
-        except Exception as e:  # never leave the caller waiting
-            _log.exception("following task %s failed", self.id)
-            outcome = McpError("following task %s failed: %r" % (self.id, e))
-        self._abandon(outcome, force=True)
-        return self._outcome
-
-    def _await(self, deadline):
-        """The outcome, following the task unless another thread already does (then wait for
-        it); _Expired at ``deadline`` (None: none)."""
-        with self._cond:
-            while self._outcome is None and self._following:
-                if _expired(deadline):
-                    raise _Expired()
-                self._cond.wait(_remaining(deadline))
-            if self._outcome is not None:
-                return self._outcome
-            self._following = True
-        try:
-            return self._drive(deadline)
-        finally:
-            with self._cond:
-                self._following = False
-                self._cond.notify_all()
-
-    def _drive(self, deadline):
-        backoff = TASK_POLL_FLOOR
-        if self._modern:
-            self._listen()
-        try:
-            while True:
-                with self._cond:
-                    if self._outcome is not None:
-                        return self._outcome
-                    state, self._fresh = self._state, False
-                if state is not None:
-                    outcome = self._step(state, deadline)
-                    if outcome is not None:
-                        return self._end(outcome)
-                    wait = self._interval(state, backoff)
-                    backoff = min(backoff * 2, TASK_POLL_BACKOFF)
-                    left = _remaining(deadline)
-                    with self._cond:
-                        if not self._fresh and self._outcome is None and not _expired(deadline):
-                            self._cond.wait(wait if left is None else min(wait, left))
-                        if self._fresh or self._outcome is not None:
-                            continue  # a pushed state: look at it before polling
-                    self._check_push()
-                if _expired(deadline):
-                    raise _Expired()
-                self._get(deadline)
-        except RequestTimeout:
-            if _expired(deadline):  # a request cut short by the deadline itself
-                raise _Expired()
-            raise
-        finally:
-            if self._sub is not None:
-                self._sub.close()
-                self._sub = None
-
-    def _interval(self, state, backoff):
-        hint = state.get("pollIntervalMs" if self._modern else "pollInterval")
-        if type(hint) in (int, float) and hint == hint:
-            return min(max(hint / 1000.0, TASK_POLL_FLOOR), TASK_POLL_CEILING)
-        return backoff
-
-    def _step(self, state, deadline):
-        """Act on a state; returns the outcome once there is one."""
-        status = state.get("status")
-        if status == "cancelled":
-            why = state.get("statusMessage")
-            return RequestCancelled("task %s was cancelled%s" % (self.id, ": %s" % why if why else ""))
-        if self._modern:
-            if status == "completed":
-                result = state.get("result")
-                if not isinstance(result, dict):
-                    return McpError("task %s completed without a result object" % self.id)
-                return result
-            if status == "failed":
-                return _error_from({"error": state.get("error")}, "tools/call")
-            if status == "input_required":
-                self._give_input(state.get("inputRequests"), deadline)
-                return None
-        elif status in ("completed", "failed", "input_required"):
-            # tasks/result gives the outcome; while input is required it also brings the
-            # server's requests (answered by the session's callbacks) and waits for the end.
-            try:
-                return self._session.request("tasks/result", {"taskId": self.id}, self._timeout(
-                    deadline, bounded=status != "input_required"))
-            except RequestError as e:
-                return type(e)(e.code, e.message, e.data, "tools/call")
-        if status in ("working", "input_required"):
-            return None
-        return McpError("task %s has an unknown status %r" % (self.id, status))
-
-    def _give_input(self, requests, deadline):
-        """Answer the input requests not answered yet, with tasks/update (2026-07-28)."""
-        if not isinstance(requests, dict):
-            return
-        responses = {}
-        for key, ask in requests.items():
-            if key in self._answered:  # (the server may list it until it has taken our answer)
-                continue
-            ask = ask if isinstance(ask, dict) else {}
-            try:
-                responses[key] = self._session.inbox.serve(ask.get("method"), ask.get("params") or {})
-            except RequestError as e:
-                raise McpError("task %s needs %s input, which this client cannot give: %s"
-                               % (self.id, ask.get("method"), e.message))
-        if responses:
-            self._request("tasks/update", {"taskId": self.id, "inputResponses": responses}, deadline)
-            self._answered.update(responses)
-
-    def _get(self, deadline):
-        result = self._request("tasks/get", {"taskId": self.id}, deadline)
-        state = {k: v for k, v in result.items() if k not in ("resultType", "_meta")}
-        if not isinstance(state.get("status"), str):
-            raise McpError("tasks/get answered without a status: %s" % _shorten(_dumps_for_humans(result), 300))
-        self._update(state)
-        return state
-
-    def _request(self, method, params, deadline):
-        """One request about the task, with its own timeout (never past the deadline)."""
-        return self._session.request(method, params, self._timeout(deadline))
-
-    def _timeout(self, deadline, bounded=True):
-        """A request's timeout while following: what is left before ``deadline`` (None: no
-        deadline), and when ``bounded`` no more than the client's timeout."""
-        left = _remaining(deadline)
-        ours = self._session.timeout if bounded else None
-        if left is None:
-            return ours
-        left = max(left, 0.001)  # (past it, the request times out at once; _drive reports _Expired)
-        return left if ours is None else min(ours, left)
-
-    # -- status -----------------------------------------------------------------
-    def _update(self, state):
-        with self._cond:
-            old = self._state
-            if old is not None and (old.get("status") in _TERMINAL and state.get("status") not in _TERMINAL
-                                    or _older(state.get("lastUpdatedAt"), old.get("lastUpdatedAt"))):
-                return  # a stale report (polls and pushes cross): an ended task stays ended
-            self._state = state
-        self._report(state)
-
-    def _push(self, params):
-        """notifications/tasks/status (2025-11-25) or notifications/tasks (2026-07-28)."""
-        state = {k: v for k, v in params.items() if k != "_meta"}
-        if not isinstance(state.get("status"), str):
-            return
-        self._update(state)
-        with self._cond:
-            self._fresh = True
-            self._cond.notify_all()
-
-    def _report(self, state):
-        """Status changes go to the call's progress callback: (latest progress, total, message)."""
-        text = "task %s" % state.get("status")
-        if state.get("statusMessage"):
-            text += ": %s" % state["statusMessage"]
-        if self._progress is not None and text != self._reported:
-            self._reported = text
-            self._session.inbox.events.put(self._progress, self._numbers[0], self._numbers[1], text)
-
-    def _on_progress(self, params):
-        self._numbers = (params.get("progress"), params.get("total"))
-        self._session.inbox.events.put(self._progress, params.get("progress"), params.get("total"),
-                                  params.get("message"))
-
-    def _listen(self):
-        """Ask for pushed status (2026-07-28) where the server has the extension; polling goes on."""
-        session = self._session
-        ext = session.server_capabilities.get("extensions") if isinstance(session.server_capabilities, dict) \
-            else None
-        if session.tasks.push is False or not isinstance(ext, dict) or TASKS_EXTENSION not in ext:
-            return
-        sub = Subscription(session, None, False, False, False, ())
-        try:
-            session.listen(sub, {"taskIds": [self.id]})
-        except McpError as e:
-            _log.debug("no task status stream: %s", e)
-            return
-        self._sub = sub
-
-    def _check_push(self):
-        """Stop listening when the server does not push this task's status (and stop asking)."""
-        sub = self._sub
-        if sub is None:
-            return
-        ack = sub.acknowledged
-        if sub.ended.is_set() or (ack is not None and self.id not in (
-                ack.get("taskIds") or () if isinstance(ack, dict) else ())):
-            self._session.tasks.push = False
-            sub.close()
-            self._sub = None
-
-    # -- ending -----------------------------------------------------------------
-    def _end(self, outcome):
-        with self._cond:
-            if self._outcome is None:
-                self._outcome = outcome
-            self._cond.notify_all()
-        self._session.tasks.forget(self)
-        return self._outcome
-
-    def _abandon(self, error, strict=False, force=False):
-        """Cancel the task on the server (tasks/cancel); then it ends with ``error``.
-
-        Returns False, leaving the task be, when the server says it had ended (-32602);
-        ``force`` ends it here anyway.  Other failures raise when ``strict``."""
-        with self._cond:
-            if self._outcome is not None:
-                return False
-        try:
-            self._session.request("tasks/cancel", {"taskId": self.id},
-                                  min(self._session.timeout, TASK_CANCEL_TIMEOUT))
-        except McpError as e:
-            _log.debug("tasks/cancel %s: %s", self.id, e)
-            if isinstance(e, RequestError) and e.code == INVALID_PARAMS and not force:
-                return False  # it had ended already: its outcome stands
-            if strict and not isinstance(e, RequestError):
-                raise
-        self._end(error)
-        return True
-
-
-# ---------------------------------------------------------------------------
 # The Client API
 # ---------------------------------------------------------------------------
 
@@ -6953,6 +6439,521 @@ class Client(object):
     def __repr__(self) -> str:
         s = self._session
         return "<mcp_min.Client %s %s %s>" % (s.transport.kind, s.transport.name, s.protocol_version)
+
+
+# ---------------------------------------------------------------------------
+# Tasks: tool calls the server runs in the background.
+#   2025-11-25 (core, experimental): we ask with params.task when a tool's
+#   execution.taskSupport says so; then tasks/get (polling), tasks/result (the
+#   outcome; while the task waits for input it also carries the server's
+#   requests), tasks/cancel; notifications/tasks/status may come.
+#   2026-07-28 (extension io.modelcontextprotocol/tasks): the server answers a
+#   tools/call with resultType "task" when it likes; tasks/get carries the
+#   outcome or the input requests, tasks/update takes the answers, tasks/cancel;
+#   notifications/tasks on a subscriptions/listen stream where offered.
+# call() follows a task on its own thread, in result(); a submitted call's task
+# is followed by a thread of its own, so its Future stands for the whole task.
+# ---------------------------------------------------------------------------
+
+_TERMINAL = ("completed", "failed", "cancelled")
+_TASK_HANDLE = object()  # finish= of Client.start(): the answer becomes a Task, not followed here
+
+
+class _Expired(Exception):
+    """Internal: following a task reached its deadline (the call's, or the wait's)."""
+
+
+def _older(stamp, than):
+    """Whether ISO 8601 timestamp ``stamp`` is before ``than`` (both in the server's one format)."""
+    return isinstance(stamp, str) and isinstance(than, str) and len(stamp) == len(than) and stamp < than
+
+
+class _Tasks(object):
+    """A session's tasks: which tools want one (2025-11-25), the tasks being followed
+    (for pushed status and progress), and the threads that follow submitted calls."""
+
+    def __init__(self, session):
+        self._session = session
+        self._lock = threading.Lock()
+        self._by_id = weakref.WeakValueDictionary()  # task id -> Task
+        self._by_future = weakref.WeakKeyDictionary()  # the call's Future -> the Task it became
+        self._tokens = {}  # progress token of a 2025-11-25 call that became a task -> Task
+        self._support = None  # tool name -> execution.taskSupport (2025-11-25), from tools/list
+        self.push = None  # False once the server showed it pushes no task status (2026-07-28)
+
+    # -- asking for a task (2025-11-25) ---------------------------------------------
+    def support(self, name):
+        """A tool's execution.taskSupport, listing the tools first when not yet known; None
+        when the server takes no task-augmented tools/call (then we never ask for one)."""
+        session = self._session
+        if session.era.modern:
+            return None  # (2026-07-28: the server decides)
+        caps = session.server_capabilities.get("tasks")
+        requests = caps.get("requests") if isinstance(caps, dict) else None
+        tools = requests.get("tools") if isinstance(requests, dict) else None
+        if session.modern or not isinstance(tools, dict) or "call" not in tools:
+            return None
+        if self._support is None:  # (listed once; again after tools/list_changed)
+            session.list_tools(True)
+        return (self._support or {}).get(name)
+
+    def note_tools(self, tools):
+        self._support = {t["name"]: t["execution"].get("taskSupport") for t in tools if isinstance(t, dict)
+                         and isinstance(t.get("name"), str) and isinstance(t.get("execution"), dict)}
+
+    def forget_support(self):
+        self._support = None
+
+    # -- tasks made ---------------------------------------------------------------
+    def made(self, fut, result):
+        """The Task a tools/call result announces, or None for an ordinary result."""
+        if fut.method != "tools/call" or not isinstance(result, dict):
+            return None
+        if self._session.modern:
+            if result.get("resultType") != "task":
+                return None
+            state = {k: v for k, v in result.items() if k not in ("resultType", "_meta")}
+        else:
+            state = result.get("task")
+            if "task" not in (fut._params or ()) or not isinstance(state, dict):
+                return None
+        if not isinstance(state.get("taskId"), str) or not isinstance(state.get("status"), str):
+            raise McpError("%s answered with resultType 'task' but no valid task (taskId, status): %s"
+                           % (fut.method, _shorten(_dumps_for_humans(result), 200)))
+        task = Task(self._session, state["taskId"], state, fut._progress)
+        with self._lock:
+            self._by_future[fut] = task
+            if fut._progress is not None and not self._session.modern:
+                self._tokens[fut.id] = task  # 2025-11-25: progress keeps using the call's token
+        return task
+
+    def of_future(self, fut):
+        with self._lock:
+            return self._by_future.get(fut)
+
+    def intercept(self, fut, msg):
+        """On the routing thread: a submitted call whose answer is a task is followed by a
+        thread of its own, and its Future ends with the task (True: the answer is taken)."""
+        result = msg.get("result")
+        if not isinstance(result, dict) or ("task" not in result and result.get("resultType") != "task"):
+            return False  # the usual case, decided cheaply
+        try:
+            task = self.made(fut, result)
+        except McpError:
+            return False  # settling reports it
+        if task is None:
+            return False
+        _start_thread(self._follow, "mcp_min-task-%s" % fut.id, (task, fut), "follow a task")
+        return True
+
+    def _follow(self, task, fut):
+        outcome = self._follow_call(task, fut)
+        fut._put(outcome if isinstance(outcome, BaseException) else _response(fut.id, outcome))
+
+    def finish(self, value):
+        """The ``finish=`` of a tools/call (settling runs it on the waiting thread): a result
+        that announces a task is followed here to the task's end, then ``value`` (None: the
+        result dict itself) makes the caller's value of it.  ``_TASK_HANDLE`` (Client.start):
+        the caller gets a Task for what came instead."""
+        if value is _TASK_HANDLE:
+            return self._handle
+
+        def finish(fut, result):
+            if "task" in result or result.get("resultType") == "task":  # (the usual case, decided cheaply)
+                result = self._follow_here(fut, result)
+            return result if value is None else value(result)
+        return finish
+
+    def _handle(self, fut, result):
+        """Client.start()'s value: a Task for what the call answered (one already done when the
+        server answered at once), which checks its outcome against the tool's outputSchema."""
+        task = self.made(fut, result) or Task(self._session, None, None, fut._progress, result)
+        task._tool = fut._params.get("name")
+        return task
+
+    def _follow_here(self, fut, result):
+        """The final result of a call that became a task (then followed here), or ``result``."""
+        task = self.made(fut, result)
+        if task is None:
+            return result
+        outcome = self._follow_call(task, fut)
+        if fut._progress is not None:
+            self._session.inbox.events.drain(fut._deadline)  # its status reports are seen before its end
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return outcome
+
+    @staticmethod
+    def _follow_call(task, fut):
+        """``task._follow_call(fut)``; with reset_on_progress, the task's status changes (which
+        reach its progress callback, the clock) move the call's deadline on."""
+        clock = fut._progress if isinstance(fut._progress, _ProgressClock) else None
+        if clock is None:
+            return task._follow_call(fut)
+        clock.following = fut
+        clock.tick(fut)  # (becoming a task was progress)
+        try:
+            return task._follow_call(fut)
+        finally:
+            clock.following = None  # no cycle (future -> clock -> future) outlives the call
+
+    # -- what the server pushes ------------------------------------------------------
+    def add(self, task):
+        with self._lock:
+            self._by_id[task.id] = task
+
+    def forget(self, task):
+        with self._lock:
+            for token in [k for k, t in self._tokens.items() if t is task]:
+                del self._tokens[token]
+
+    def status(self, params):
+        """notifications/tasks/status (2025-11-25) or notifications/tasks (2026-07-28)."""
+        with self._lock:
+            task = self._by_id.get(params.get("taskId"))
+        if task is not None:
+            task._push(params)
+
+    def progress(self, params):
+        """A 2025-11-25 task's progress (it keeps its call's token); False when not one of ours."""
+        with self._lock:
+            task = self._tokens.get(params.get("progressToken"))
+        if task is None:
+            return False
+        task._on_progress(params)
+        return True
+
+    def end_all(self, error):
+        """The connection is gone: every task being followed ends its wait at once."""
+        with self._lock:
+            tasks = list(self._by_id.values())
+        for task in tasks:
+            task._end(ConnectionClosed("%s before task %s ended" % (getattr(error, "summary", error), task.id),
+                                       getattr(error, "returncode", None), getattr(error, "stderr", ()),
+                                       getattr(error, "detail", "")))
+
+
+class Task(object):
+    """A tool call the server runs in the background (MCP tasks, both eras).
+
+    ``call()`` and ``submit()`` follow such calls on their own; a Task is for
+    work that outlives one call: ``client.start(...)`` makes one and
+    ``client.task(task_id)`` re-attaches to one by id, e.g. from a later
+    process (when the server keeps its tasks that long).
+
+    ``id`` is the server's task id; None when the server answered at once
+    instead of making a task (the result is then already there).
+    """
+
+    id: str | None
+
+    def __init__(self, session, task_id, state=None, progress=None, outcome=None):
+        self._session = session
+        self.id = task_id
+        self._modern = session.modern
+        self._progress = progress
+        self._numbers = (0, None)  # the latest progress/total, for status messages
+        self._reported = None
+        self._cond = threading.Condition()
+        self._state = None  # the latest task fields seen (poll or push)
+        self._fresh = False  # a pushed state arrived that the loop has not looked at
+        self._following = False
+        self._outcome = outcome  # the final result dict, or the McpError the task ended with
+        self._tool = None  # the tool's name when this process started it: its outputSchema checks the result
+        self._answered = set()  # input request keys already answered (2026-07-28)
+        self._sub = None
+        if task_id is not None:
+            session.tasks.add(self)
+        if state is not None:
+            self._update(state)
+
+    def __repr__(self) -> str:
+        return "<mcp_min.Task %s %s>" % (self.id, (self._state or {}).get("status"))
+
+    # -- public ---------------------------------------------------------------
+    def status(self, *, timeout: float | None = _DEFAULT) -> _Json:
+        """The task's state now (``tasks/get``): a dict with ``status``
+        (working, input_required, completed, failed, cancelled), ``statusMessage``,
+        ``createdAt``, the suggested poll interval...  ``timeout`` as for ``Client.call``."""
+        if self.id is None:
+            return {"status": "failed" if isinstance(self._outcome, BaseException) else "completed"}
+        wait = _timeout_arg(timeout, self._session.request_timeout)
+        if wait == 0:
+            raise RequestTimeout("no time left to ask for the status of task %s (timeout 0): nothing sent" % self.id)
+        return dict(self._get(_deadline_after(wait)))
+
+    def result(self, timeout: float | None = _DEFAULT) -> Any:
+        """Wait for the outcome and return what ``call()`` would (ToolError when the tool
+        failed, RequestError for a failed task, RequestCancelled for a cancelled one).
+
+        While waiting, the task is followed: polled at the server's interval and its
+        input requests answered with the client's callbacks.  ``timeout`` bounds this
+        wait only (default: the client's timeout; None: no bound; 0 or less: the
+        outcome only if already known, nothing sent); RequestTimeout then leaves the
+        task running, to wait again or ``cancel()``."""
+        wait = _timeout_arg(timeout, self._session.request_timeout)
+        try:
+            outcome = self._outcome
+            if outcome is None and wait == 0:
+                raise _Expired()
+            if outcome is None:
+                outcome = self._await(_deadline_after(wait))
+        except _Expired:
+            raise RequestTimeout("task %s did not end within %.3g s (it goes on)" % (self.id, wait))
+        if isinstance(outcome, BaseException):
+            raise outcome
+        self._session._check_output(self._tool, outcome)
+        return _tool_value(outcome)
+
+    def cancel(self) -> bool:
+        """Cancel the task (``tasks/cancel``); ``result()`` then raises RequestCancelled.
+        Returns False when the server says it had already ended."""
+        if self.id is None:
+            return False
+        return self._abandon(RequestCancelled("task %s was cancelled by the client" % self.id), strict=True)
+
+    # -- following ------------------------------------------------------------
+    def _follow_call(self, fut):
+        """Follow the task a tool call became, to its outcome (a result dict or an McpError);
+        at the call's deadline, or on a failure of ours, the task is cancelled."""
+        try:
+            while True:
+                try:
+                    return self._await(fut._deadline)
+                except _Expired:
+                    if _expired(fut._deadline):
+                        raise
+                    # postponed meanwhile (reset_on_progress): follow on
+        except _Expired:
+            outcome = RequestTimeout("no outcome of %s (task %s) within %.3g s; task cancelled"
+                                     % (fut.method, self.id, fut._timeout))
+        except ConnectionClosed as e:
+            return e
+        except McpError as e:
+            outcome = e  # (input we cannot give...): nobody will follow the task any more
+        except Exception as e:  # never leave the caller waiting
+            _log.exception("following task %s failed", self.id)
+            outcome = McpError("following task %s failed: %r" % (self.id, e))
+        self._abandon(outcome, force=True)
+        return self._outcome
+
+    def _await(self, deadline):
+        """The outcome, following the task unless another thread already does (then wait for
+        it); _Expired at ``deadline`` (None: none)."""
+        with self._cond:
+            while self._outcome is None and self._following:
+                if _expired(deadline):
+                    raise _Expired()
+                self._cond.wait(_remaining(deadline))
+            if self._outcome is not None:
+                return self._outcome
+            self._following = True
+        try:
+            return self._drive(deadline)
+        finally:
+            with self._cond:
+                self._following = False
+                self._cond.notify_all()
+
+    def _drive(self, deadline):
+        backoff = TASK_POLL_FLOOR
+        if self._modern:
+            self._listen()
+        try:
+            while True:
+                with self._cond:
+                    if self._outcome is not None:
+                        return self._outcome
+                    state, self._fresh = self._state, False
+                if state is not None:
+                    outcome = self._step(state, deadline)
+                    if outcome is not None:
+                        return self._end(outcome)
+                    wait = self._interval(state, backoff)
+                    backoff = min(backoff * 2, TASK_POLL_BACKOFF)
+                    left = _remaining(deadline)
+                    with self._cond:
+                        if not self._fresh and self._outcome is None and not _expired(deadline):
+                            self._cond.wait(wait if left is None else min(wait, left))
+                        if self._fresh or self._outcome is not None:
+                            continue  # a pushed state: look at it before polling
+                    self._check_push()
+                if _expired(deadline):
+                    raise _Expired()
+                self._get(deadline)
+        except RequestTimeout:
+            if _expired(deadline):  # a request cut short by the deadline itself
+                raise _Expired()
+            raise
+        finally:
+            if self._sub is not None:
+                self._sub.close()
+                self._sub = None
+
+    def _interval(self, state, backoff):
+        hint = state.get("pollIntervalMs" if self._modern else "pollInterval")
+        if type(hint) in (int, float) and hint == hint:
+            return min(max(hint / 1000.0, TASK_POLL_FLOOR), TASK_POLL_CEILING)
+        return backoff
+
+    def _step(self, state, deadline):
+        """Act on a state; returns the outcome once there is one."""
+        status = state.get("status")
+        if status == "cancelled":
+            why = state.get("statusMessage")
+            return RequestCancelled("task %s was cancelled%s" % (self.id, ": %s" % why if why else ""))
+        if self._modern:
+            if status == "completed":
+                result = state.get("result")
+                if not isinstance(result, dict):
+                    return McpError("task %s completed without a result object" % self.id)
+                return result
+            if status == "failed":
+                return _error_from({"error": state.get("error")}, "tools/call")
+            if status == "input_required":
+                self._give_input(state.get("inputRequests"), deadline)
+                return None
+        elif status in ("completed", "failed", "input_required"):
+            # tasks/result gives the outcome; while input is required it also brings the
+            # server's requests (answered by the session's callbacks) and waits for the end.
+            try:
+                return self._session.request("tasks/result", {"taskId": self.id}, self._timeout(
+                    deadline, bounded=status != "input_required"))
+            except RequestError as e:
+                return type(e)(e.code, e.message, e.data, "tools/call")
+        if status in ("working", "input_required"):
+            return None
+        return McpError("task %s has an unknown status %r" % (self.id, status))
+
+    def _give_input(self, requests, deadline):
+        """Answer the input requests not answered yet, with tasks/update (2026-07-28)."""
+        if not isinstance(requests, dict):
+            return
+        responses = {}
+        for key, ask in requests.items():
+            if key in self._answered:  # (the server may list it until it has taken our answer)
+                continue
+            ask = ask if isinstance(ask, dict) else {}
+            try:
+                responses[key] = self._session.inbox.serve(ask.get("method"), ask.get("params") or {})
+            except RequestError as e:
+                raise McpError("task %s needs %s input, which this client cannot give: %s"
+                               % (self.id, ask.get("method"), e.message))
+        if responses:
+            self._request("tasks/update", {"taskId": self.id, "inputResponses": responses}, deadline)
+            self._answered.update(responses)
+
+    def _get(self, deadline):
+        result = self._request("tasks/get", {"taskId": self.id}, deadline)
+        state = {k: v for k, v in result.items() if k not in ("resultType", "_meta")}
+        if not isinstance(state.get("status"), str):
+            raise McpError("tasks/get answered without a status: %s" % _shorten(_dumps_for_humans(result), 300))
+        self._update(state)
+        return state
+
+    def _request(self, method, params, deadline):
+        """One request about the task, with its own timeout (never past the deadline)."""
+        return self._session.request(method, params, self._timeout(deadline))
+
+    def _timeout(self, deadline, bounded=True):
+        """A request's timeout while following: what is left before ``deadline`` (None: no
+        deadline), and when ``bounded`` no more than the client's timeout."""
+        left = _remaining(deadline)
+        ours = self._session.timeout if bounded else None
+        if left is None:
+            return ours
+        left = max(left, 0.001)  # (past it, the request times out at once; _drive reports _Expired)
+        return left if ours is None else min(ours, left)
+
+    # -- status -----------------------------------------------------------------
+    def _update(self, state):
+        with self._cond:
+            old = self._state
+            if old is not None and (old.get("status") in _TERMINAL and state.get("status") not in _TERMINAL
+                                    or _older(state.get("lastUpdatedAt"), old.get("lastUpdatedAt"))):
+                return  # a stale report (polls and pushes cross): an ended task stays ended
+            self._state = state
+        self._report(state)
+
+    def _push(self, params):
+        """notifications/tasks/status (2025-11-25) or notifications/tasks (2026-07-28)."""
+        state = {k: v for k, v in params.items() if k != "_meta"}
+        if not isinstance(state.get("status"), str):
+            return
+        self._update(state)
+        with self._cond:
+            self._fresh = True
+            self._cond.notify_all()
+
+    def _report(self, state):
+        """Status changes go to the call's progress callback: (latest progress, total, message)."""
+        text = "task %s" % state.get("status")
+        if state.get("statusMessage"):
+            text += ": %s" % state["statusMessage"]
+        if self._progress is not None and text != self._reported:
+            self._reported = text
+            self._session.inbox.events.put(self._progress, self._numbers[0], self._numbers[1], text)
+
+    def _on_progress(self, params):
+        self._numbers = (params.get("progress"), params.get("total"))
+        self._session.inbox.events.put(self._progress, params.get("progress"), params.get("total"),
+                                  params.get("message"))
+
+    def _listen(self):
+        """Ask for pushed status (2026-07-28) where the server has the extension; polling goes on."""
+        session = self._session
+        ext = session.server_capabilities.get("extensions") if isinstance(session.server_capabilities, dict) \
+            else None
+        if session.tasks.push is False or not isinstance(ext, dict) or TASKS_EXTENSION not in ext:
+            return
+        sub = Subscription(session, None, False, False, False, ())
+        try:
+            session.listen(sub, {"taskIds": [self.id]})
+        except McpError as e:
+            _log.debug("no task status stream: %s", e)
+            return
+        self._sub = sub
+
+    def _check_push(self):
+        """Stop listening when the server does not push this task's status (and stop asking)."""
+        sub = self._sub
+        if sub is None:
+            return
+        ack = sub.acknowledged
+        if sub.ended.is_set() or (ack is not None and self.id not in (
+                ack.get("taskIds") or () if isinstance(ack, dict) else ())):
+            self._session.tasks.push = False
+            sub.close()
+            self._sub = None
+
+    # -- ending -----------------------------------------------------------------
+    def _end(self, outcome):
+        with self._cond:
+            if self._outcome is None:
+                self._outcome = outcome
+            self._cond.notify_all()
+        self._session.tasks.forget(self)
+        return self._outcome
+
+    def _abandon(self, error, strict=False, force=False):
+        """Cancel the task on the server (tasks/cancel); then it ends with ``error``.
+
+        Returns False, leaving the task be, when the server says it had ended (-32602);
+        ``force`` ends it here anyway.  Other failures raise when ``strict``."""
+        with self._cond:
+            if self._outcome is not None:
+                return False
+        try:
+            self._session.request("tasks/cancel", {"taskId": self.id},
+                                  min(self._session.timeout, TASK_CANCEL_TIMEOUT))
+        except McpError as e:
+            _log.debug("tasks/cancel %s: %s", self.id, e)
+            if isinstance(e, RequestError) and e.code == INVALID_PARAMS and not force:
+                return False  # it had ended already: its outcome stands
+            if strict and not isinstance(e, RequestError):
+                raise
+        self._end(error)
+        return True
 
 
 # ---------------------------------------------------------------------------
