@@ -10,10 +10,18 @@ one keep-alive connection, one POST per call.  big: the stub's ``big`` tool (a
 BIG_TEXT_BYTES text result): write the request, ``readline`` the answer line,
 ``json.loads`` it (the floor for one large message), and this process's peak
 memory growth over those calls.
+
+handoff and threads: the floor of mcp_min's own design -- one reader thread that
+parses every line and hands each answer to the waiting caller through a lock of
+its own (the least a per-request future can be), the caller writing under a
+lock.  handoff calls sequentially from one thread (so the two thread switches per
+call are what it adds to ``seq``); threads shares the calls among 8 threads.
 """
 
+import itertools
 import json
 import subprocess
+import threading
 
 from _common import check, clock, emit, reset_peak_kb, spec, vm_hwm_kb
 from stub_server import BIG_PATTERN, BIG_TEXT_BYTES
@@ -63,6 +71,93 @@ class Pipe(object):
     def close(self):
         self.w.close()
         self.proc.wait()
+
+
+class ReaderPipe(object):
+    """A pipe with one reader thread and a lock per pending call: no timeouts, no checks."""
+
+    def __init__(self, argv):
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.w = self.proc.stdin
+        self.ids = itertools.count(1)
+        self.pending = {}  # id -> [latch, answer]
+        self.write_lock = threading.Lock()
+        self.reader = threading.Thread(target=self._read, args=(self.proc.stdout,), daemon=True)
+        self.reader.start()
+
+    def _read(self, r):
+        pending = self.pending
+        for line in r:
+            msg = json.loads(line)
+            slot = pending.pop(msg["id"])
+            slot.append(msg)
+            slot[0].release()
+
+    def rpc(self, method, params):
+        rid = next(self.ids)
+        latch = threading.Lock()
+        latch.acquire()
+        slot = self.pending[rid] = [latch]
+        data = (_dumps(request(rid, method, params)) + "\n").encode()
+        with self.write_lock:
+            self.w.write(data)
+            self.w.flush()
+        latch.acquire()
+        return slot[1], rid
+
+    def call(self, a, b):
+        msg, rid = self.rpc("tools/call", {"name": "add", "arguments": {"a": a, "b": b}})
+        return result_text(msg, rid)
+
+    def close(self):
+        self.w.close()
+        self.proc.wait()
+        self.reader.join()
+
+
+def stdio_handoff(s):
+    p = ReaderPipe(s["server"])
+    p.rpc("server/discover", {})
+    for i in range(s["warmup"]):
+        p.call(i, 1)
+    n = s["n"]
+    call = p.call
+    t0 = clock()
+    for i in range(n):
+        check(call(i, 1), i + 1)
+    dt = clock() - t0
+    p.close()
+    emit(dt, n)
+
+
+def stdio_threads(s):
+    p = ReaderPipe(s["server"])
+    p.rpc("server/discover", {})
+    for i in range(s["warmup"]):
+        p.call(i, 1)
+    n, k = s["n"], s["threads"]
+
+    errors = []
+
+    def work(lo, hi):
+        try:
+            for i in range(lo, hi):
+                check(p.call(i, 1), i + 1)
+        except BaseException as e:  # pragma: no cover - reported below
+            errors.append(repr(e))
+
+    bounds = [n * j // k for j in range(k + 1)]
+    ts = [threading.Thread(target=work, args=(bounds[j], bounds[j + 1])) for j in range(k)]
+    t0 = clock()
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    dt = clock() - t0
+    p.close()
+    if errors:
+        raise SystemExit(errors[0])
+    emit(dt, n)
 
 
 def stdio_seq(s):
@@ -196,7 +291,7 @@ def http_seq(s):
 
 
 MODES = {"seq": stdio_seq, "pipeline": stdio_pipeline, "lifecycle": lifecycle, "http_seq": http_seq,
-         "big": stdio_big}
+         "big": stdio_big, "handoff": stdio_handoff, "threads": stdio_threads}
 
 if __name__ == "__main__":
     s = spec()
