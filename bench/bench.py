@@ -3,6 +3,7 @@
 
     python bench/bench.py            # full run (about 7 minutes on 2 cores)
     python bench/bench.py --quick    # smoke test: small counts, 2 rounds
+    python bench/bench.py --baseline /tmp/base   # also /tmp/base/mcp_min.py, in the same rounds
 
 Installs nothing.  Each client runs in its own child process, with its own
 interpreter (a small driver script per client, next to this file), against the
@@ -13,6 +14,8 @@ each figure is the median over the rounds.
 Clients:
   raw      the floor: a bare JSON-RPC loop (write a line, read a line; no thread)
   mcp_min  ../mcp_min.py, with this interpreter
+  mcp_min (base)  with --baseline DIR: DIR/mcp_min.py (e.g. a git worktree of an earlier commit),
+           same driver and interpreter; the mcp_min column then shows its ratio to it too
   mcp      the official SDK client (mcp 2.3.0), with --mcp-python
            (default: $BENCH_MCP_PYTHON, else .cache/venv/bin/python)
   fastmcp  the FastMCP client (fastmcp 4.2.3), with --fastmcp-python
@@ -45,14 +48,19 @@ HEAVY_MODULES = ("urllib", "urllib.request", "http.client", "ssl", "email", "asy
 CLIENTS = {
     "raw": ("drive_raw.py", None, None),
     "mcp_min": ("drive_mcp_min.py", "mcp_min", None),
+    "mcp_min_base": ("drive_mcp_min.py", "mcp_min", None),  # --baseline DIR: mcp_min.py imported from DIR
     "mcp": ("drive_mcp.py", "mcp", "mcp"),
     "fastmcp": ("drive_fastmcp.py", "fastmcp", "fastmcp"),
 }
 # Workloads the official clients are not driven for: the 10 MiB result (raw and mcp_min) and the
 # HTTP request count before a first value (mcp_min only: the raw loop sends what it is written to).
-ONLY = {"big": ("raw", "mcp_min"), "first_value": ("mcp_min",), "schema": ("mcp_min",)}
+ONLY = {"big": ("raw", "mcp_min", "mcp_min_base"), "first_value": ("mcp_min", "mcp_min_base"),
+        "schema": ("mcp_min", "mcp_min_base")}
 BIG_MIB = BIG_TEXT_BYTES / 1048576.0
-IMPORT_STMT = {"mcp_min": "import mcp_min", "mcp": "from mcp import Client", "fastmcp": "from fastmcp import Client"}
+IMPORT_STMT = {"mcp_min": "import mcp_min", "mcp_min_base": "import mcp_min", "mcp": "from mcp import Client",
+               "fastmcp": "from fastmcp import Client"}
+LABELS = {"raw": "raw loop", "mcp_min_base": "mcp_min (base)"}  # table heads; other clients by name
+NO_BASE_RATIO = ("schema_cost", "schema_cpu_cost", "posts")  # differences and counts: no "× base"
 
 
 def log(text):
@@ -84,15 +92,19 @@ def probe(python, module, dist):
     return out.stdout.strip(), None
 
 
-def git_describe():
+def git_describe(where=ROOT):
+    """The short commit of the git checkout ``where`` (and whether its mcp_min.py is modified); None
+    when it is not one."""
     try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                              cwd=ROOT, timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "mcp_min.py"], capture_output=True,
-                               text=True, cwd=ROOT, timeout=10).stdout.strip()
-        return head + (" + uncommitted mcp_min.py changes" if dirty else "")
+        head = subprocess.run(["git", "-C", where, "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, timeout=10)
+        dirty = subprocess.run(["git", "-C", where, "status", "--porcelain", "--", "mcp_min.py"],
+                               capture_output=True, text=True, timeout=10).stdout.strip()
     except (OSError, subprocess.TimeoutExpired):
-        return "?"
+        return None
+    if head.returncode != 0:
+        return None
+    return head.stdout.strip() + (" + uncommitted mcp_min.py changes" if dirty else "")
 
 
 def machine():
@@ -162,10 +174,10 @@ def stop(proc):
 
 
 # ---------------------------------------------------------------- running
-def run_driver(python, client, spec, timeout):
+def run_driver(python, client, spec, timeout, env=CHILD_ENV):
     argv = [python, os.path.join(BENCH, CLIENTS[client][0]), json.dumps(spec)]
     try:
-        out = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=CHILD_ENV)
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=env)
     except subprocess.TimeoutExpired:
         return {"error": "timed out after %d s" % timeout}
     lines = out.stdout.strip().splitlines()
@@ -175,12 +187,13 @@ def run_driver(python, client, spec, timeout):
     return json.loads(lines[-1])
 
 
-def time_process(python, code, reps=1):
-    """Best-of-``reps`` wall time of ``python -c code`` (a fresh interpreter each time)."""
+def time_process(python, code, reps=1, cwd=ROOT):
+    """Best-of-``reps`` wall time of ``python -c code`` (a fresh interpreter each time, in ``cwd``,
+    which is first on its sys.path: ``import mcp_min`` finds cwd/mcp_min.py)."""
     best = None
     for _ in range(reps):
         t0 = time.perf_counter()
-        subprocess.run([python, "-c", code], check=True, cwd=ROOT, stdout=subprocess.DEVNULL, env=CHILD_ENV)
+        subprocess.run([python, "-c", code], check=True, cwd=cwd, stdout=subprocess.DEVNULL, env=CHILD_ENV)
         dt = time.perf_counter() - t0
         best = dt if best is None else min(best, dt)
     return best
@@ -233,13 +246,13 @@ def fmt(value, unit):
 
 
 def ratio(value, ref):
-    if value is None or not ref:
+    if value is None or ref is None or value <= 0 or ref <= 0:  # (a noisy import time can be negative)
         return None
     return value / ref
 
 
 def table(medians, clients, extra_notes, sequences=None):
-    heads = ["figure"] + [c if c != "raw" else "raw loop" for c in clients]
+    heads = ["figure"] + [LABELS.get(c, c) for c in clients]
     rows = ["| " + " | ".join(heads) + " |", "|" + "---|" * len(heads)]
     for key, label, unit, _, _ in FIGURES:
         if not any(medians.get((c, key)) is not None for c in clients):
@@ -250,6 +263,7 @@ def table(medians, clients, extra_notes, sequences=None):
         else:
             raw_ref = medians.get(("raw", key))
         mcp_ref = medians.get(("mcp", key))
+        base_ref = medians.get(("mcp_min_base", key)) if key not in NO_BASE_RATIO else None
         cells = ["%s, %s" % (label, unit)]
         for c in clients:
             v = medians.get((c, key))
@@ -259,6 +273,8 @@ def table(medians, clients, extra_notes, sequences=None):
                 parts.append("%.2f× raw" % ratio(v, raw_ref))
             if c != "mcp" and ratio(v, mcp_ref) is not None:
                 parts.append("%.2f× mcp" % ratio(v, mcp_ref))
+            if c == "mcp_min" and ratio(v, base_ref) is not None:
+                parts.append("%.2f× base" % ratio(v, base_ref))
             if parts and v is not None:
                 text += " (" + ", ".join(parts) + ")"
             if key == "posts" and (sequences or {}).get(c):
@@ -273,6 +289,9 @@ def table(medians, clients, extra_notes, sequences=None):
             "no threaded mode: the threads row compares with the raw loop's sequential calls/s.  "
             "The official clients are asyncio: their \"threads\" are 8 tasks on one session, their "
             "pipelining is asyncio.gather over all calls.")
+    if "mcp_min_base" in clients:
+        out += ("  \"× base\" (mcp_min column): ÷ the mcp_min (base) column, the --baseline tree's "
+                "mcp_min.py run by the same driver in the same rounds.")
     if any(medians.get((c, k)) is not None for c in clients for k in ("big", "posts")):
         out += ("\n- The %g MiB-result rows measure the raw loop and mcp_min only, the POST count mcp_min "
                 "only: the official clients are not driven for them.  Each round runs a fresh driver "
@@ -293,6 +312,17 @@ def paired(samples, a, b):
     if not xs or len(xs) != len(ys):
         return None
     return statistics.median(x / y for x, y in zip(xs, ys) if y)
+
+
+def versus_base(medians):
+    """One line: the current tree's median ÷ the baseline's, per figure both have."""
+    parts = []
+    for key, _, _, _, _ in FIGURES:
+        r = ratio(medians.get(("mcp_min", key)), medians.get(("mcp_min_base", key)))
+        if key not in NO_BASE_RATIO and r is not None:
+            parts.append("%s %.2f×" % (key, r))
+    return ("- current ÷ base, ratio of medians (calls/s: higher is better; the rest: lower is better): "
+            + (", ".join(parts) or "—"))
 
 
 def targets(medians, samples, sequences=None):
@@ -369,6 +399,8 @@ def main(argv=None):
     ap.add_argument("--clients", default="raw,mcp_min,mcp,fastmcp", help="comma-separated subset")
     ap.add_argument("--no-http", action="store_true", help="skip the Streamable HTTP figures")
     ap.add_argument("--json", help="also write every sample and the medians to this file")
+    ap.add_argument("--baseline", metavar="DIR", help="also run DIR/mcp_min.py (e.g. a git worktree of an "
+                    "earlier commit) as the client \"mcp_min (base)\", in the same rounds")
     args = ap.parse_args(argv)
 
     rounds = args.rounds or (2 if args.quick else 5)
@@ -386,13 +418,29 @@ def main(argv=None):
     try:
         sys.path.insert(0, ROOT)
         import mcp_min
-        versions["mcp_min"] = "%s (git %s)" % (mcp_min.__version__, git_describe())
+        versions["mcp_min"] = "%s (git %s)" % (mcp_min.__version__, git_describe() or "?")
     except Exception as e:  # the driver will report the failure too
         versions["mcp_min"] = "? (%s)" % e
     wanted = [c.strip() for c in args.clients.split(",") if c.strip()]
     for c in wanted:
-        if c not in CLIENTS:
+        if c not in CLIENTS or c == "mcp_min_base":
             ap.error("unknown client %r" % c)
+    # Where each client's children run if not in ROOT with CHILD_ENV: the base's import-time runs in
+    # base_dir (first on their sys.path), its drivers are told by BENCH_MCP_MIN_DIR (drive_mcp_min.py).
+    cwds, envs = {}, {}
+    base_dir = base_git = None
+    if args.baseline:  # the base runs right after mcp_min, with the same interpreter
+        base_dir = os.path.abspath(args.baseline)
+        if not os.path.isfile(os.path.join(base_dir, "mcp_min.py")):
+            ap.error("--baseline %s: no mcp_min.py there" % args.baseline)
+        base_git = git_describe(base_dir)
+        out = subprocess.run([sys.executable, "-c", "import mcp_min; print(mcp_min.__version__)"], cwd=base_dir,
+                             capture_output=True, text=True, timeout=60, env=CHILD_ENV)
+        versions["mcp_min_base"] = "%s (git %s, %s)" % (out.stdout.strip() or "?", base_git or "?", base_dir)
+        pythons["mcp_min_base"] = sys.executable
+        wanted.insert(wanted.index("mcp_min") + 1 if "mcp_min" in wanted else len(wanted), "mcp_min_base")
+        cwds["mcp_min_base"] = base_dir
+        envs["mcp_min_base"] = dict(CHILD_ENV, BENCH_MCP_MIN_DIR=base_dir)
     for name, flag, env_name, default in (
             ("mcp", args.mcp_python, "BENCH_MCP_PYTHON", ".cache/venv/bin/python"),
             ("fastmcp", args.fastmcp_python, "BENCH_FASTMCP_PYTHON", "bench/.venv-fastmcp/bin/python")):
@@ -443,7 +491,7 @@ def main(argv=None):
     t_start = time.monotonic()
     for c in clients:  # compile and cache bytecode once, outside the timings
         if c != "raw":
-            time_process(pythons[c], IMPORT_STMT[c])
+            time_process(pythons[c], IMPORT_STMT[c], cwd=cwds.get(c, ROOT))
         subprocess.run([pythons[c], "-c", "import sys; sys.path[:0] = [%r]; import _common" % BENCH],
                        cwd=ROOT, env=CHILD_ENV)
     try:
@@ -453,17 +501,18 @@ def main(argv=None):
             # import time: a bare interpreter and each client's import, back to back
             for c in order:
                 py = pythons[c]
-                bare = time_process(py, "pass", reps=import_reps)
+                cwd = cwds.get(c, ROOT)
+                bare = time_process(py, "pass", reps=import_reps, cwd=cwd)
                 if c == "raw":
                     add("raw", "bare_ms", bare * 1e3)
                     continue
-                add(c, "import", (time_process(py, IMPORT_STMT[c], reps=import_reps) - bare) * 1e3)
+                add(c, "import", (time_process(py, IMPORT_STMT[c], reps=import_reps, cwd=cwd) - bare) * 1e3)
             for key, mode, server, count in workloads:
                 for c in order:
                     spec = {"mode": mode, "server": server, "n": count, "warmup": warmup, "threads": 8}
                     if c == "raw" and mode == "threads" or c not in ONLY.get(mode, (c,)):
                         continue  # (the outputSchema rows measure mcp_min's own validator; see ONLY)
-                    res = run_driver(pythons[c], c, spec, timeout=600)
+                    res = run_driver(pythons[c], c, spec, timeout=600, env=envs.get(c, CHILD_ENV))
                     for proc in servers:
                         if proc.poll() is not None:
                             raise RuntimeError("an HTTP server exited (code %s) before %s/%s"
@@ -515,18 +564,23 @@ def main(argv=None):
                                                  BIG_MIB),
               "- machine: nproc %s, %s, Python %s, %s" % (info["nproc"], info["cpu"], info["python"],
                                                           info["platform"]),
-              "- versions: " + "; ".join("%s %s" % (c, versions[c]) for c in clients if c in versions),
-              "- command: python bench/bench.py %s" % " ".join(sys.argv[1:] if argv is None else argv),
-              "- wall time: %.0f s" % (time.monotonic() - t_start), ""]
+              "- versions: " + "; ".join("%s %s" % (LABELS.get(c, c), versions[c]) for c in clients if c in versions)]
+    if "mcp_min_base" in clients:
+        header.append("- baseline: column mcp_min (base) is %s/mcp_min.py, %s" % (
+            base_dir, "git commit %s" % base_git if base_git else "not a git checkout"))
+    header += ["- command: python bench/bench.py %s" % " ".join(sys.argv[1:] if argv is None else argv),
+               "- wall time: %.0f s" % (time.monotonic() - t_start), ""]
     text = "\n".join(header) + "\n" + table(medians, clients, notes, sequences) + (
         "\n\n## Targets (mcp_min)\n\n" + (targets(medians, samples, sequences) or "(mcp_min not measured)"))
+    if "mcp_min_base" in clients and "mcp_min" in clients:
+        text += "\n\n" + versus_base(medians)
     if medians.get(("mcp_min", "heavy")) is not None:
         text += "\n\nModules loaded by `import mcp_min` (of %s): %s" % (
             ", ".join(HEAVY_MODULES), ", ".join(medians[("mcp_min", "heavy")]) or "none")
     print(text)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"info": info, "versions": versions,
+            json.dump({"info": info, "versions": versions, "baseline": base_dir and {"dir": base_dir, "git": base_git},
                        "samples": {"%s/%s" % k: v for k, v in samples.items()},
                        "medians": {"%s/%s" % k: v for k, v in medians.items()},
                        "errors": {"%s/%s" % k: v for k, v in errors.items()},

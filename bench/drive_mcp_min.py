@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Bench driver for mcp_min (imported from the repository root).
+"""Bench driver for mcp_min (imported from the repository root, or from the directory in
+$BENCH_MCP_MIN_DIR: bench.py --baseline DIR sets it for its "mcp_min (base)" column).
 
 big: ``call("big")`` (a BIG_TEXT_BYTES text result, its whole text returned) and this
 process's peak memory growth over those calls.  first_value: the HTTP requests sent
@@ -16,7 +17,7 @@ import time
 from _common import check, clock, emit, reset_peak_kb, spec, vm_hwm_kb
 from stub_server import BIG_PATTERN, BIG_TEXT_BYTES
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.environ.get("BENCH_MCP_MIN_DIR") or os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import mcp_min  # noqa: E402
 
 cpu_clock = time.process_time

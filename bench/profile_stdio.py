@@ -3,6 +3,7 @@
 
     python bench/profile_stdio.py [CALLS]               # default 2000, sequential calls
     python bench/profile_stdio.py --pipeline [CALLS]    # submit all, then collect
+    BENCH_MCP_MIN_DIR=/tmp/base python bench/profile_stdio.py   # profile /tmp/base/mcp_min.py
 
 Profiles both threads that work per call -- the caller (``Client.call``) and the
 transport's reader thread -- against bench/stub_server.py, and prints for each
@@ -18,7 +19,7 @@ import sys
 import time
 
 BENCH = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(BENCH))
+sys.path.insert(0, os.environ.get("BENCH_MCP_MIN_DIR") or os.path.dirname(BENCH))
 import mcp_min  # noqa: E402
 
 PIPELINE = "--pipeline" in sys.argv
@@ -81,8 +82,8 @@ def main():
     wall = (time.perf_counter() - w0) / N * 1e6
     main_cpu = (time.thread_time() - m0) / N * 1e6
     c.close()
-    print("mcp_min %s, %d %s stdio calls to bench/stub_server.py" % (
-        mcp_min.__version__, N, "pipelined (submit all, then collect)" if PIPELINE else "sequential"))
+    print("mcp_min %s (%s), %d %s stdio calls to bench/stub_server.py" % (
+        mcp_min.__version__, mcp_min.__file__, N, "pipelined (submit all, then collect)" if PIPELINE else "sequential"))
     print("  without profiler: %.0f µs/call wall" % plain)
     print("  with profiler:    %.0f µs/call wall, caller thread CPU %.0f µs/call, reader thread CPU "
           "(whole connection, incl. warm-up) %.0f µs/call" % (wall, main_cpu, reader_cpu[0] / (N + 100) * 1e6))
