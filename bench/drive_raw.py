@@ -115,28 +115,12 @@ class ReaderPipe(object):
         self.reader.join()
 
 
-def stdio_handoff(s):
-    p = ReaderPipe(s["server"])
-    p.rpc("server/discover", {})
-    for i in range(s["warmup"]):
-        p.call(i, 1)
-    n = s["n"]
-    call = p.call
-    t0 = clock()
-    for i in range(n):
-        check(call(i, 1), i + 1)
-    dt = clock() - t0
-    p.close()
-    emit(dt, n)
-
-
 def stdio_threads(s):
     p = ReaderPipe(s["server"])
     p.rpc("server/discover", {})
     for i in range(s["warmup"]):
         p.call(i, 1)
     n, k = s["n"], s["threads"]
-
     errors = []
 
     def work(lo, hi):
@@ -160,8 +144,8 @@ def stdio_threads(s):
     emit(dt, n)
 
 
-def stdio_seq(s):
-    p = Pipe(s["server"])
+def stdio_seq(s, pipe=Pipe):
+    p = pipe(s["server"])
     p.rpc("server/discover", {})
     for i in range(s["warmup"]):
         p.call(i, 1)
@@ -291,7 +275,7 @@ def http_seq(s):
 
 
 MODES = {"seq": stdio_seq, "pipeline": stdio_pipeline, "lifecycle": lifecycle, "http_seq": http_seq,
-         "big": stdio_big, "handoff": stdio_handoff, "threads": stdio_threads}
+         "big": stdio_big, "handoff": lambda s: stdio_seq(s, ReaderPipe), "threads": stdio_threads}
 
 if __name__ == "__main__":
     s = spec()
