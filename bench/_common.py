@@ -4,13 +4,14 @@ client's interpreter).  A driver is invoked as
     <python> bench/drive_<client>.py '<json spec>'
 
 and prints exactly one JSON object on its last stdout line.  The spec has
-``mode`` (seq | threads | pipeline | lifecycle | http_seq | big | first_value),
+``mode`` (seq | handoff | threads | pipeline | lifecycle | http_seq | big | first_value),
 ``server`` (an argv list for stdio modes, a URL for http_seq and first_value),
 ``n`` (timed calls), ``warmup`` (untimed calls first) and ``threads``.
 """
 
 import json
 import sys
+import threading
 import time
 
 ROOT = __file__.rsplit("/", 2)[0] if "/" in __file__ else ".."
@@ -70,3 +71,28 @@ def check(value, expected):
     """Each answer is checked, so a client that skips work cannot look fast."""
     if str(value) != str(expected):
         raise SystemExit("wrong answer: %r, expected %r" % (value, expected))
+
+
+def in_threads(n, k, call_one):
+    """Calls ``call_one(i)`` for i in range(n), shared by ``k`` threads: the seconds taken.
+    The first error in a thread ends the driver with it."""
+    errors = []
+
+    def work(lo, hi):
+        try:
+            for i in range(lo, hi):
+                call_one(i)
+        except BaseException as e:  # pragma: no cover - reported below
+            errors.append(repr(e))
+
+    bounds = [n * j // k for j in range(k + 1)]
+    ts = [threading.Thread(target=work, args=(bounds[j], bounds[j + 1])) for j in range(k)]
+    t0 = clock()
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    dt = clock() - t0
+    if errors:
+        raise SystemExit(errors[0])
+    return dt

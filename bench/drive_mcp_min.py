@@ -11,10 +11,9 @@ HTTP request of mcp_min goes through; mcp_min itself is not touched).
 
 import os
 import sys
-import threading
 import time
 
-from _common import check, clock, emit, reset_peak_kb, spec, vm_hwm_kb
+from _common import check, clock, emit, in_threads, reset_peak_kb, spec, vm_hwm_kb
 from stub_server import BIG_PATTERN, BIG_TEXT_BYTES
 
 sys.path.insert(0, os.environ.get("BENCH_MCP_MIN_DIR") or os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -45,26 +44,8 @@ def seq(s):
 def threads(s):
     c = connected(s)
     n, k = s["n"], s["threads"]
-    errors = []
-
-    def work(lo, hi):
-        try:
-            for i in range(lo, hi):
-                check(c.call("add", a=i, b=1), i + 1)
-        except BaseException as e:  # pragma: no cover - reported below
-            errors.append(repr(e))
-
-    bounds = [n * j // k for j in range(k + 1)]
-    ts = [threading.Thread(target=work, args=(bounds[j], bounds[j + 1])) for j in range(k)]
-    t0 = clock()
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
-    dt = clock() - t0
+    dt = in_threads(n, k, lambda i: check(c.call("add", a=i, b=1), i + 1))
     c.close()
-    if errors:
-        raise SystemExit(errors[0])
     emit(dt, n)
 
 

@@ -23,7 +23,7 @@ import json
 import subprocess
 import threading
 
-from _common import check, clock, emit, reset_peak_kb, spec, vm_hwm_kb
+from _common import check, clock, emit, in_threads, reset_peak_kb, spec, vm_hwm_kb
 from stub_server import BIG_PATTERN, BIG_TEXT_BYTES
 
 META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -121,26 +121,8 @@ def stdio_threads(s):
     for i in range(s["warmup"]):
         p.call(i, 1)
     n, k = s["n"], s["threads"]
-    errors = []
-
-    def work(lo, hi):
-        try:
-            for i in range(lo, hi):
-                check(p.call(i, 1), i + 1)
-        except BaseException as e:  # pragma: no cover - reported below
-            errors.append(repr(e))
-
-    bounds = [n * j // k for j in range(k + 1)]
-    ts = [threading.Thread(target=work, args=(bounds[j], bounds[j + 1])) for j in range(k)]
-    t0 = clock()
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
-    dt = clock() - t0
+    dt = in_threads(n, k, lambda i: check(p.call(i, 1), i + 1))
     p.close()
-    if errors:
-        raise SystemExit(errors[0])
     emit(dt, n)
 
 
