@@ -3986,8 +3986,12 @@ def _network_error(error, url, deadline, what="connection to"):
         return ConnectionClosed("TLS: the certificate of %s is not trusted (%s); give its CA with verify="
                                 "\"ca.pem\" (CLI: --cacert)" % (url, error.verify_message or error))
     if ssl is not None and isinstance(error, ssl.SSLError):
-        hint = "; it asks for a client certificate: cert=\"client.pem\" (CLI: --cert)" if "CERTIFICATE_REQUIRED" in (
-            str(error)) or "HANDSHAKE_FAILURE" in str(error) else ""
+        if "CERTIFICATE_REQUIRED" in str(error) or "HANDSHAKE_FAILURE" in str(error):
+            hint = "; it asks for a client certificate: cert=\"client.pem\" (CLI: --cert)"
+        elif isinstance(error, ssl.SSLEOFError):  # (TLS 1.3: how a refused client certificate often ends)
+            hint = "; if it asks for a client certificate: cert=\"client.pem\" (CLI: --cert)"
+        else:
+            hint = ""
         return ConnectionClosed("TLS with %s failed: %s%s" % (url, error, hint))
     reason = getattr(error, "strerror", None) or error
     return ConnectionClosed("%s %s failed: %s" % (what, url, reason))
@@ -4249,7 +4253,8 @@ class _HttpEngine(object):
         try:
             if deadline is not None:
                 watch = _watch(deadline, conn)
-            if conn.sock is None:
+            fresh = conn.sock is None
+            if fresh:
                 conn.timeout = _remaining(deadline)
                 conn.connect()
             if cut is not None and cut.cut:  # cut before the socket existed (a cancel, close())
@@ -4264,7 +4269,11 @@ class _HttpEngine(object):
                 try:
                     resp = conn.getresponse()
                 except (OSError, http.client.HTTPException):
-                    raise ConnectionClosed("%s closed the connection while we were sending: %s" % (url, e))
+                    # (TLS 1.3 ends the handshake before the server checks our certificate: a
+                    # refused or missing one shows as this reset on a new connection's first request)
+                    hint = "; if it asks for a client certificate: cert=\"client.pem\" (CLI: --cert)" if (
+                        fresh and route.tls) else ""
+                    raise ConnectionClosed("%s closed the connection while we were sending: %s%s" % (url, e, hint))
             else:
                 resp = conn.getresponse()
         except BaseException as e:
