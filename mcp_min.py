@@ -3028,7 +3028,10 @@ class _Transport(object):
         after_handshake(): the initialize handshake is done.
         replacement_for(error): another transport to retry ``initialize`` with after
             ``error`` (Streamable HTTP -> legacy HTTP+SSE), or None.
-        close(): bounded, idempotent, any thread; does nothing in a forked child.
+        close(grace=CLOSE_GRACE): bounded, idempotent, any thread; does nothing in a
+            forked child.  ``grace``: seconds a stdio server gets to exit by itself after
+            its stdin ends (0 after a failed connect: a server that did not answer in
+            time is not waited for past the caller's deadline).
     """
 
     kind: str | None = None
@@ -3581,9 +3584,9 @@ class _StdioTransport(_Transport):
         raise ConnectionClosed(self._drop_reason)
 
     # -- shutting down -------------------------------------------------------
-    def close(self):
-        """Close stdin, wait, terminate, wait, kill (the whole process group or tree);
-        then reap and join, every step bounded."""
+    def close(self, grace=CLOSE_GRACE):
+        """Close stdin, wait ``grace``, terminate, wait, kill (the whole process group or
+        tree); then reap and join, every step bounded."""
         proc = self._proc
         if proc is None or self._closing or _pid != self._pid:
             return
@@ -3603,7 +3606,7 @@ class _StdioTransport(_Transport):
                 self._write_lock.release()
         else:  # never close a descriptor another thread may still write to
             _log.warning("a write to %s is still stuck; its stdin stays open", self.name)
-        if not self._wait(CLOSE_GRACE):
+        if not self._wait(grace):
             self._terminate()
             if not self._wait(CLOSE_GRACE):
                 self._kill()
@@ -3757,7 +3760,7 @@ class _StreamTransport(_StdioTransport):
             return ConnectionClosed("client closed the connection to %s" % self.name)
         return ConnectionClosed(self._drop_reason or "%s ended its output" % self.name)
 
-    def close(self):
+    def close(self, grace=CLOSE_GRACE):
         """Bounded and idempotent; a descriptor another thread may still use stays open (with a warning)."""
         if self._proc is None or self._closing or _pid != self._pid:
             return
@@ -4755,7 +4758,7 @@ class _StreamableHttpTransport(_Transport):
             return _SseTransport(self.url, self._headers, self.timeout, self.auth, self._tls)
         return None
 
-    def close(self):
+    def close(self, grace=CLOSE_GRACE):
         if self._closed or _pid != self._pid:
             return  # (a forked child must not end the parent's session)
         self._closed = True
@@ -4898,7 +4901,7 @@ class _SseTransport(_Transport):
             raise _status_error(answer, msg.get("method"))
         answer.discard()  # the answer comes on the stream
 
-    def close(self):
+    def close(self, grace=CLOSE_GRACE):
         if self._closed or _pid != self._pid:
             return
         self._closed = True
@@ -5818,8 +5821,9 @@ class _Session(object):
                 self.request("resources/subscribe", {"uri": uri})
 
     # -- the end -------------------------------------------------------------------
-    def close(self):
-        """Shut down in reverse order of setup; idempotent, any thread; inert in a forked child."""
+    def close(self, grace=CLOSE_GRACE):
+        """Shut down in reverse order of setup; idempotent, any thread; inert in a forked child.
+        ``grace``: see _Transport.close."""
         if _pid != self._pid:
             return
         with self._close_lock:
@@ -5829,7 +5833,7 @@ class _Session(object):
         self.inbox.courier.drain(time.monotonic() + CLOSE_GRACE)  # cancellations already said go out first
         self.dispatcher.closed(ConnectionClosed("the client is closed"))  # pending calls fail at once
         try:
-            self.transport.close()
+            self.transport.close(grace)
         finally:
             self.inbox.stop()
 
@@ -6067,7 +6071,7 @@ class Client(object):
         try:
             session.connect()
         except BaseException:
-            session.close()
+            session.close(grace=0.0)  # the deadline has passed or the server failed: no grace past it
             raise
 
     @classmethod
