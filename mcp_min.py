@@ -363,8 +363,9 @@ class HttpError(McpError):
     def __init__(self, url: str, status: int, body: str = "", reason: str = "") -> None:
         self.url, self.status, self.body = url, status, body
         text = "HTTP %s %sfrom %s" % (status, reason + " " if reason else "", url)
-        if body:
-            text += ": " + _shorten(body, 300)
+        shown = _body_excerpt(body)
+        if shown:
+            text += ": " + shown
         McpError.__init__(self, text)
 
 
@@ -426,6 +427,19 @@ class _SessionExpired(ConnectionClosed):
     def __init__(self, message, session_id):
         ConnectionClosed.__init__(self, message)
         self.session_id = session_id
+
+
+def _body_excerpt(body):
+    """What an error message shows of an HTTP body: one line of it; a web page by its title (a
+    proxy's or a web server's error page would otherwise fill the message with markup)."""
+    text = body.strip()
+    if text[:1] == "<" and re.search(r"<(!doctype\s+html|html|head|body)\b", text[:1000], re.I):
+        title = re.search(r"<title[^>]*>(.*?)</title>", text, re.I | re.S)
+        if title and title.group(1).strip():
+            return 'an HTML page titled "%s"' % _shorten(" ".join(title.group(1).split()), 100)
+        words = re.sub(r"<[^>]*>", " ", re.sub(r"(?is)<(script|style)\b.*?</\1\s*>", " ", text)).split()
+        return "an HTML page" + (': "%s"' % _shorten(" ".join(words), 100) if words else "")
+    return _shorten(" ".join(text.split()), 300)
 
 
 def _shorten(text, limit):
@@ -8595,7 +8609,7 @@ def _parse_cli(argv):
     if explicit_argv:
         cut = argv.index("--")
         argv, server_argv = argv[:cut], argv[cut + 1:]
-    opts = _cli_parser().parse_args(argv)
+    opts = _cli_parser().parse_intermixed_args(argv)  # (options between the words too: call --task NAME)
     env = _key_values(opts.env, as_json=False)
     headers = {}
     for h in opts.header:
@@ -8800,8 +8814,9 @@ def _run_call(client, parsed, opts):
     arguments = _tool_arguments(client, name, words, opts)
     if opts.task:
         task = client.start(name, arguments, progress=_show_progress)
-        if task.id is not None:
-            print("mcp_min: task %s (follow it with: task %s)" % (task.id, task.id), file=sys.stderr, flush=True)
+        if task.id is not None:  # (a task outlives this command only where its server does: over HTTP)
+            follow = " (follow it with: task %s)" % task.id if client.transport in ("streamable-http", "sse") else ""
+            _stderr_line("mcp_min: task %s%s" % (task.id, follow))
         try:
             value = task.result(opts.timeout)
         except ToolError as e:
@@ -8816,12 +8831,18 @@ def _run_call(client, parsed, opts):
     return EXIT_OK
 
 
+def _stderr_line(text):
+    """One line to stderr in one write: lines from two threads (the caller's, mcp_min-events) never mix."""
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
+
+
 def _show_progress(done, total, message):
     if isinstance(message, str) and message.startswith("task ") and not done and total is None:
-        print("mcp_min: %s" % message, file=sys.stderr, flush=True)  # a task's status
+        _stderr_line("mcp_min: %s" % message)  # a task's status
         return
-    print("progress: %s%s%s" % (done, "/%s" % total if total is not None else "", " %s" % message if message else ""),
-          file=sys.stderr, flush=True)
+    _stderr_line("progress: %s%s%s" % (done, "/%s" % total if total is not None else "",
+                                         " %s" % message if message else ""))
 
 
 def _on_terminal():

@@ -419,6 +419,24 @@ def test_every_command_runs_on_the_bundled_examples(era):
         assert out.returncode == 0 and shown in out.stdout, (args, out.stdout, out.stderr)
 
 
+def test_options_may_come_between_the_command_and_its_words():
+    # the README's spelling `call --task NAME ...` and options after the tool's name
+    for args, shown in [(["call", "--task", "count", "to=2", "seconds=0"], '"counted": 2'),
+                        (["call", "count", "--task", "to=2", "seconds=0"], '"counted": 2'),
+                        (["call", "--json", "add", "a=1", "b=2"], '"structuredContent"')]:
+        out = cli(*(args + ["--"] + TOUR))
+        assert out.returncode == 0 and shown in out.stdout, (args, out.stdout, out.stderr)
+
+
+def test_a_task_over_stdio_reports_its_status_in_whole_lines_and_no_follow_hint():
+    # (a task ends with the stdio server this command started: "follow it with" would send the user nowhere)
+    out = cli("call", "--task", "count", "to=3", "seconds=0", "--", *TOUR)
+    assert out.returncode == 0, out.stderr
+    lines = out.stderr.splitlines()
+    assert lines and all(line.startswith("mcp_min: ") for line in lines), out.stderr
+    assert "follow it with" not in out.stderr and "task completed" in out.stderr, out.stderr
+
+
 def test_a_task_followed_from_another_process(tour_url):
     out = cli("--url", tour_url, "--task", "call", "count", "to=2", "seconds=0")
     assert out.returncode == 0, out.stderr

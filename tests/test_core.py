@@ -612,3 +612,22 @@ def test_subscription_map_and_list_cache_are_safe_across_threads(monkeypatch):
         assert fut.done()
     assert failures == []
     assert all(len(s.ended) <= 1 for s in subs) and d.subscriptions() == []
+
+
+# ---------------------------------------------------------------------------
+# What an HTTP error shows of its body: one line; a web page by its title
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("body,shown", [
+    ('<!DOCTYPE HTML>\n<html lang="en">\n<head>\n<title>Error\n response</title>\n</head>\n<body><h1>501</h1>\n</body>'
+     '</html>\n', ': an HTML page titled "Error response"'),
+    ("<html><body>Bad <b>gateway</b></body></html>", ': an HTML page: "Bad gateway"'),
+    ("<html><head><style>p {}</style></head><body></body></html>", ": an HTML page"),
+    ('{"error":\n  "missing Mcp-Session-Id"}\n', ': {"error": "missing Mcp-Session-Id"}'),
+    ("x" * 400, ": " + "x" * 300 + "... (100 more characters)"),
+    ("", ""),
+])
+def test_an_http_error_shows_one_line_of_its_body(body, shown):
+    error = mcp_min.HttpError("http://127.0.0.1:9/mcp", 501, body, "for initialize")
+    assert str(error) == "HTTP 501 for initialize from http://127.0.0.1:9/mcp" + shown
+    assert "\n" not in str(error) and error.body == body  # (the whole body stays on the exception)
