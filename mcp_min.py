@@ -8258,7 +8258,8 @@ def _cli_parser():
         def error(self, message):  # one line and status 2, like every other usage error
             raise _UsageError(message)
 
-    p = Parser(prog="mcp_min", usage=_USAGE, add_help=True)
+    usage = _USAGE if sys.argv[0].endswith(".py") else _USAGE.replace("python mcp_min.py", "mcp_min")  # (installed)
+    p = Parser(prog="mcp_min", usage=usage, add_help=True)
     p.add_argument("command")
     p.add_argument("args", nargs="*")
     p.add_argument("--url", help="connect to a Streamable HTTP (or HTTP+SSE) server")
@@ -9130,6 +9131,9 @@ def _shell_class():
         def emptyline(self):
             return False  # not cmd's default: repeat the last command
 
+        def default(self, line):  # (cmd's own says "*** Unknown syntax")
+            print("error: no command %r here (help lists them)" % line.split()[0], file=sys.stderr)
+
         def run(self, command, line):
             import shlex
             words = shlex.split(line)
@@ -9223,6 +9227,7 @@ def _shell_class():
         do_exit = do_quit
 
         def do_EOF(self, line):
+            """EOF (Ctrl-D): leave the shell"""
             if self.prompt:  # (on a terminal: end the prompt's line)
                 print()
             return True

@@ -85,7 +85,8 @@ def get_prompt(params):
     if not isinstance(expression, str) or not expression:
         raise calc.RpcError(-32602, "explain needs the argument expression")
     level = args.get("level") or "beginner"
-    text = "Explain, for a %s, how to compute %s step by step." % (level, expression)
+    text = "Explain, for %s %s, how to compute %s step by step." % (
+        "an" if level[:1].lower() in "aeiou" else "a", level, expression)
     return {"description": "Explain %s" % expression,
             "messages": [{"role": "user", "content": {"type": "text", "text": text}}]}
 

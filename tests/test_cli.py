@@ -587,7 +587,8 @@ def test_the_shell_reads_commands_from_a_pipe_and_ends_at_eof():
         [PY, MCP_MIN, "shell", "--"] + TOUR, input="call add a=1 b=2\nnosuch\nquit\n", capture_output=True,
         text=True, timeout=120, cwd=ROOT)
     assert out.returncode == 0, out.stderr
-    assert out.stdout == "3\n*** Unknown syntax: nosuch\n"  # no prompts or banner when not on a terminal
+    assert out.stdout == "3\n"  # no prompts or banner when not on a terminal
+    assert out.stderr == "error: no command 'nosuch' here (help lists them)\n"
 
 
 # ---------------------------------------------------------------------------
@@ -612,6 +613,8 @@ def test_pip_install_gives_the_module_and_the_console_script(tmp_path):
     out = subprocess.run([str(bindir / "mcp_min"), "call", "add", "a=2", "b=3", "--"] + CALC, capture_output=True,
                          text=True, timeout=120, cwd=str(tmp_path))
     assert (out.returncode, out.stdout) == (0, "5\n"), out.stderr
+    out = subprocess.run([str(bindir / "mcp_min"), "--help"], capture_output=True, text=True, timeout=60)
+    assert out.stdout.startswith("usage: mcp_min [options] COMMAND"), out.stdout[:200]  # its own name, not python
     out = subprocess.run([str(bindir / "python"), "-m", "mcp_min", "--version"], capture_output=True, text=True,
                          timeout=60, cwd=str(tmp_path))
     assert out.stdout.strip() == "mcp_min " + mcp_min.__version__, out.stderr
