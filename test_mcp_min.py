@@ -7,6 +7,7 @@ import json
 import logging
 import os
 import pathlib
+import signal
 import subprocess
 import sys
 import threading
@@ -176,6 +177,9 @@ def test_server_dies_at_start(fake):
     assert "code 7" in str(info.value) and "config file missing" in str(info.value)
 
 
+@pytest.mark.skipif(UNDER_WINE, reason="under Wine 8.0 a child of a server started with CREATE_NO_WINDOW keeps "
+                    "the server's stdout open (it ends when the child does; without the flag at once), so the "
+                    "server's exit is seen only then; the real-Windows workflow runs this test")
 def test_server_dies_while_a_child_of_it_holds_stderr_open(tmp_path):
     # Its stderr never reaches EOF: the error must still come, with the exit code and the last
     # line, long before the deadline (the stderr reader is waited for a bounded time only).
@@ -190,8 +194,8 @@ def test_server_dies_while_a_child_of_it_holds_stderr_open(tmp_path):
     finally:
         if pidfile.exists():
             try:
-                os.kill(int(pidfile.read_text()), 9 if os.name == "posix" else 1)
-            except OSError:
+                os.kill(int(pidfile.read_text()), signal.SIGTERM)
+            except (OSError, SystemError):  # (gone already; 3.8 on Windows raises SystemError then)
                 pass
 
 
