@@ -810,6 +810,7 @@ def test_no_threads_available_is_said_clearly_stdio(peers):
     assert got.get("mcp_error"), "Client() raised %s: %s" % (got.get("type"), got.get("message"))
     assert "thread" in got["message"].lower(), "the error does not say threads could not start: %s" % got["message"]
     assert out["server"] != "running", "the server was left running"
+    assert "Traceback" not in stderr, "a traceback was logged:\n%s" % stderr[-2000:]
 
 
 def test_no_threads_available_is_said_clearly_http(peers):
@@ -824,6 +825,7 @@ def test_no_threads_available_is_said_clearly_http(peers):
         assert got.get("mcp_error"), "%s raised %s: %s" % (step, got.get("type"), got.get("message"))
         assert "thread" in got["message"].lower(), "%s: the error does not mention threads: %s" % (
             step, got["message"])
+    assert "Traceback" not in stderr, "a traceback was logged:\n%s" % stderr[-2000:]
 
 
 # ---------------------------------------------------------------------------
