@@ -170,7 +170,7 @@ class MemoryTransport(mcp_min._Transport):
         for out in self.serve(json.loads(data)) or ():
             self._router.receive(out)
 
-    def close(self):
+    def close(self, grace=mcp_min.CLOSE_GRACE):
         pass
 
 
