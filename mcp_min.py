@@ -3390,6 +3390,10 @@ class _StdioTransport(_Transport):
         self._closing = False  # close() has begun: nothing more is written
         self._drop_reason = None  # set when we kill the server ourselves, and why
         self._reader = self._stderr_reader = self._writer = None  # (the writer: Windows only)
+        # Set when the stderr reader has read its last line.  The stdout reader waits on this, not
+        # on join(): close() may join the same thread at the same moment, and two concurrent joins
+        # of one thread can raise RuntimeError ("cannot release un-acquired lock"; seen on PyPy 3.9).
+        self._stderr_done = threading.Event()
         self._job = None  # Windows: the job object holding the server's process tree
 
     def start(self, router):
@@ -3469,7 +3473,11 @@ class _StdioTransport(_Transport):
         except OSError:
             pass  # the pipe was closed under us
         finally:
-            self._router.closed(self._closed_error())
+            try:
+                error = self._closed_error()
+            except Exception as e:  # whatever happens, the pending requests learn the end now
+                error = ConnectionClosed("%s ended its output (%s)" % (self.name, e))
+            self._router.closed(error)
 
     def _stderr_loop(self):
         read, fd = os.read, self._proc.stderr.fileno()
@@ -3485,8 +3493,12 @@ class _StdioTransport(_Transport):
                     self._stderr_line(raw)
         except OSError:
             pass
-        if pending:
-            self._stderr_line(pending)
+        finally:
+            try:
+                if pending:
+                    self._stderr_line(pending)
+            finally:
+                self._stderr_done.set()
 
     def _stderr_line(self, raw):
         text = raw.decode("utf-8", "replace").rstrip("\r")
@@ -3505,7 +3517,7 @@ class _StdioTransport(_Transport):
         except subprocess.TimeoutExpired:
             code = None
         if self._stderr_reader is not None:
-            self._stderr_reader.join(within(STDERR_DRAIN))  # let the last stderr lines arrive
+            self._stderr_done.wait(within(STDERR_DRAIN))  # let the last stderr lines arrive
         tail = list(self.stderr_tail)
         if self._drop_reason is not None:
             text = self._drop_reason

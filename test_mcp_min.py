@@ -199,6 +199,21 @@ def test_server_dies_while_a_child_of_it_holds_stderr_open(tmp_path):
                 pass
 
 
+def test_the_readers_end_reaches_pending_calls_even_if_building_its_error_fails(fake, monkeypatch):
+    # (on PyPy a join raced with close()'s join of the same thread and raised RuntimeError in the
+    # reader, so pending calls waited for their deadlines: the reader now waits on an Event, and
+    # whatever goes wrong while it builds the error, the pending calls learn the end at once)
+    def broken(self, deadline=None):
+        raise RuntimeError("cannot release un-acquired lock")
+    c = Client(fake())
+    monkeypatch.setattr(mcp_min._StdioTransport, "_closed_error", broken)
+    start = time.monotonic()
+    with pytest.raises(ConnectionClosed, match="ended its output"):
+        c.call("crash", timeout=30)
+    assert time.monotonic() - start < 10
+    c.close()
+
+
 def test_server_exits_during_initialize(fake):
     with pytest.raises(ConnectionClosed) as info:
         Client(fake(init="exit"), protocol_version="2025-11-25")
