@@ -4001,6 +4001,9 @@ class _Cut(object):
             self.conn.cut()
 
 
+_CLIENT_CERT_HINT = "; if it asks for a client certificate: cert=\"client.pem\" (CLI: --cert)"
+
+
 def _network_error(error, url, deadline, what="connection to"):
     """The one map from a network failure to what the caller sees."""
     import socket
@@ -4018,7 +4021,7 @@ def _network_error(error, url, deadline, what="connection to"):
         if "CERTIFICATE_REQUIRED" in str(error) or "HANDSHAKE_FAILURE" in str(error):
             hint = "; it asks for a client certificate: cert=\"client.pem\" (CLI: --cert)"
         elif isinstance(error, ssl.SSLEOFError):  # (TLS 1.3: how a refused client certificate often ends)
-            hint = "; if it asks for a client certificate: cert=\"client.pem\" (CLI: --cert)"
+            hint = _CLIENT_CERT_HINT
         else:
             hint = ""
         return ConnectionClosed("TLS with %s failed: %s%s" % (url, error, hint))
@@ -4300,7 +4303,7 @@ class _HttpEngine(object):
                 except (OSError, http.client.HTTPException):
                     # (TLS 1.3 ends the handshake before the server checks our certificate: a
                     # refused or missing one shows as this reset on a new connection's first request)
-                    hint = "; if it asks for a client certificate: cert=\"client.pem\" (CLI: --cert)" if (
+                    hint = _CLIENT_CERT_HINT if (
                         fresh and route.tls) else ""
                     raise ConnectionClosed("%s closed the connection while we were sending: %s%s" % (url, e, hint))
             else:
