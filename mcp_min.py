@@ -78,7 +78,8 @@ only when it is what an older server does with a method it does not know
 (``_era_verdict``): it answers a JSON-RPC error (except the 2026-07-28 errors
 -32020/-32021, which a 2026 server sends), or over HTTP a 4xx other than 401
 and 403 (no such route or method, no session); it says nothing within
-``probe_timeout`` (it ignores the request); or, over stdio, it exits (chokes
+``probe_timeout`` (at most PROBE_SHARE of the connect timeout: it ignores the
+request); or, over stdio, it exits (chokes
 on it).  Then the server is handshake era: mcp_min restarts a dead stdio
 server and sends ``initialize``; waiting longer would slow every old server
 down.  Anything else is about the server's state, not its era, and is raised
@@ -158,6 +159,8 @@ SUPPORTED_VERSIONS = MODERN_VERSIONS + LEGACY_VERSIONS
 DEFAULT_TIMEOUT = 30.0  # seconds, connect included; the official SDKs use similar.
 PROBE_TIMEOUT = 5.0  # the spec asks for a "reasonable" wait for server/discover;
 #                      enough for a slow interpreter start, short enough to fall back.
+PROBE_SHARE = 0.5  # at most this share of the connect timeout goes to server/discover (not pinned),
+#                    so a server that ignores it still has the rest to shake hands in.
 CLOSE_GRACE = 2.0  # seconds a server gets after stdin EOF, then again after SIGTERM.
 STDERR_DRAIN = 2.0  # seconds the stderr reader gets to read a gone server's last lines for the error
 #   (on a loaded machine half a second was too little); only a child of the server still holding
@@ -687,7 +690,7 @@ class Future(object):
         self.method = method
         self._params = params
         self._timeout = timeout  # seconds or None, for messages
-        self._deadline = _deadline_after(timeout)
+        self._deadline = None if timeout is None else time.monotonic() + timeout  # (_deadline_after, inlined)
         self._progress = progress
         self._finish = finish  # (future, result dict) -> the caller's value (None: the dict itself)
         self._cancellable = cancellable  # initialize and the discovery probe must not be cancelled
@@ -5372,7 +5375,11 @@ class _Era(object):
             meta = dict(self._meta, **_meta_of(params))
             meta.update(self._required)
             return _encode_line(dict(msg, params=dict(params, _meta=meta)))
-        body = _to_json(params) if params else "{}"
+        try:
+            body = _dumps(params) if params else "{}"
+        except (ValueError, RecursionError):
+            _to_json(params)  # raises the error that says what JSON cannot carry
+            raise
         text = '{"jsonrpc":"2.0","id":%d,"method":%s,"params":%s%s"_meta":%s}}' % (
             msg["id"], _dumps(msg["method"]), body[:-1], "," if len(body) > 2 else "", self._meta_json)
         try:
@@ -5478,7 +5485,8 @@ class _Session(object):
         """Ask ``server/discover``.  Returns the version chosen: a modern one (then the era is
         set), a legacy one to shake hands with, or None (a handshake-era server)."""
         self._set_era(version, True)
-        wait = _remaining(deadline) if pinned else min(self.probe_timeout, _remaining(deadline))
+        left = _remaining(deadline)
+        wait = left if pinned else min(self.probe_timeout, left * PROBE_SHARE)
         try:
             result = self.request("server/discover", {}, wait, cancellable=False)
         except RequestError as e:
@@ -5988,7 +5996,8 @@ class Client(object):
         on_stderr: ``f(line)`` for each stderr line of a stdio server.
         client_info: the ``{"name", "version"}`` we introduce ourselves with.
         probe_timeout: seconds to wait for ``server/discover`` before deciding
-            the server predates 2026-07-28.
+            the server predates 2026-07-28 (at most half of ``timeout``, so a
+            server that ignores it still has time for the handshake).
         auth: for HTTP servers, an ``OAuth`` object or any object with
             ``headers(method, url) -> dict`` and, optionally,
             ``challenge(method, url, status, headers, sent) -> bool`` (see OAuth).
@@ -6173,7 +6182,8 @@ class Client(object):
         RequestTimeout, ConnectionClosed.
         """
         return self._tool_future(name, arguments, kwargs, timeout, progress, _tool_value, True,
-                                 total=self._total(timeout, reset_on_progress, max_total)).result()
+                                 total=self._total(timeout, reset_on_progress, max_total)
+                                 if reset_on_progress or max_total is not None else None).result()
 
     def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None, /, *,
                   timeout: float | None = _DEFAULT, progress: Callable[..., object] | None = None,
@@ -6181,7 +6191,8 @@ class Client(object):
         """Call a tool like ``call`` and return the raw CallToolResult dict (no ToolError:
         look at its ``isError``)."""
         return self._tool_future(name, arguments, kwargs, timeout, progress, None, True,
-                                 total=self._total(timeout, reset_on_progress, max_total)).result()
+                                 total=self._total(timeout, reset_on_progress, max_total)
+                                 if reset_on_progress or max_total is not None else None).result()
 
     def submit(self, name: str, arguments: Mapping[str, Any] | None = None, /, *, timeout: float | None = _DEFAULT,
                progress: Callable[..., object] | None = None, reset_on_progress: bool = False,
@@ -6190,7 +6201,8 @@ class Client(object):
         ``call`` would (``timeout`` is the call's, counted from now).  The Future keeps
         the client alive until it is settled."""
         return self._tool_future(name, arguments, kwargs, timeout, progress, _tool_value, False,
-                                 total=self._total(timeout, reset_on_progress, max_total))
+                                 total=self._total(timeout, reset_on_progress, max_total)
+                                 if reset_on_progress or max_total is not None else None)
 
     def start(self, name: str, arguments: Mapping[str, Any] | None = None, /, *, timeout: float | None = _DEFAULT,
               ttl: float | None = None, progress: Callable[..., object] | None = None, **kwargs: Any) -> Task:

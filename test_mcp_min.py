@@ -156,6 +156,14 @@ def test_probe_falls_back_to_handshake(fake, tmp_path, mode):
         assert c.call("echo", x=1) == {"x": 1}
 
 
+def test_a_timeout_below_the_probe_timeout_still_leaves_time_for_the_handshake(fake):
+    # The probe takes at most half the connect timeout: a server that ignores server/discover
+    # is still reached when the whole timeout is shorter than probe_timeout.
+    with Client(fake(discover="silent"), timeout=4.0, probe_timeout=30.0) as c:
+        assert c.protocol_version == "2025-11-25"
+        assert c.call("echo", x=1) == {"x": 1}
+
+
 # ---------------------------------------------------------------------------
 # A server that fails: cannot start, dies, crashes, stops reading
 # ---------------------------------------------------------------------------
