@@ -8841,10 +8841,13 @@ def _run_call(client, parsed, opts):
     name, words = parsed
     arguments = _tool_arguments(client, name, words, opts)
     if opts.task:
-        task = client.start(name, arguments, progress=_show_progress)
+        lines = _TaskLines()
+        task = client.start(name, arguments, progress=lines.progress)
+        named = None
         if task.id is not None:  # (a task outlives this command only where its server does: over HTTP)
             follow = " (follow it with: task %s)" % task.id if client.transport in ("streamable-http", "sse") else ""
-            _stderr_line("mcp_min: task %s%s" % (task.id, follow))
+            named = "mcp_min: task %s%s" % (task.id, follow)
+        lines.named(named)
         try:
             value = task.result(opts.timeout)
         except ToolError as e:
@@ -8871,6 +8874,30 @@ def _show_progress(done, total, message):
         return
     _stderr_line("progress: %s%s%s" % (done, "/%s" % total if total is not None else "",
                                          " %s" % message if message else ""))
+
+
+class _TaskLines(object):
+    """``call --task``'s stderr lines in order: the task's status can arrive (on mcp_min-events)
+    before ``start()`` returns the Task, so lines before the one naming it wait for that one."""
+
+    def __init__(self):
+        self._lock, self._early = threading.Lock(), []  # _early: None once the task is named
+
+    def progress(self, done, total, message):
+        with self._lock:
+            if self._early is not None:
+                self._early.append((done, total, message))
+                return
+        _show_progress(done, total, message)
+
+    def named(self, line):
+        """The line naming the task (None: no task was made), then what came before it."""
+        with self._lock:  # (held while printing: a status arriving now waits, and comes after)
+            if line is not None:
+                _stderr_line(line)
+            early, self._early = self._early, None
+            for args in early:
+                _show_progress(*args)
 
 
 def _on_terminal():

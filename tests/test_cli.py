@@ -435,6 +435,21 @@ def test_a_task_over_stdio_reports_its_status_in_whole_lines_and_no_follow_hint(
     lines = out.stderr.splitlines()
     assert lines and all(line.startswith("mcp_min: ") for line in lines), out.stderr
     assert "follow it with" not in out.stderr and "task completed" in out.stderr, out.stderr
+    assert re.match(r"mcp_min: task \S+$", lines[0]), out.stderr  # the task is named before its status
+
+
+def test_task_status_that_comes_before_the_task_is_named_waits_for_that_line(capsys):
+    lines = mcp_min._TaskLines()
+    lines.progress(0, None, "task working")  # (on mcp_min-events, before start() returned)
+    assert capsys.readouterr().err == ""
+    lines.named("mcp_min: task t1")
+    lines.progress(0, None, "task completed")
+    assert capsys.readouterr().err.splitlines() == ["mcp_min: task t1", "mcp_min: task working",
+                                                    "mcp_min: task completed"]
+    unnamed = mcp_min._TaskLines()  # a server that answered at once: no task to name
+    unnamed.progress(1, 2, None)
+    unnamed.named(None)
+    assert capsys.readouterr().err.splitlines() == ["progress: 1/2"]
 
 
 def test_a_task_followed_from_another_process(tour_url):
