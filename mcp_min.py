@@ -690,7 +690,7 @@ class Future(object):
         self.method = method
         self._params = params
         self._timeout = timeout  # seconds or None, for messages
-        self._deadline = None if timeout is None else time.monotonic() + timeout  # (_deadline_after, inlined)
+        self._deadline = _deadline_after(timeout)
         self._progress = progress
         self._finish = finish  # (future, result dict) -> the caller's value (None: the dict itself)
         self._cancellable = cancellable  # initialize and the discovery probe must not be cancelled
@@ -6182,8 +6182,7 @@ class Client(object):
         RequestTimeout, ConnectionClosed.
         """
         return self._tool_future(name, arguments, kwargs, timeout, progress, _tool_value, True,
-                                 total=self._total(timeout, reset_on_progress, max_total)
-                                 if reset_on_progress or max_total is not None else None).result()
+                                 total=self._total(timeout, reset_on_progress, max_total)).result()
 
     def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None, /, *,
                   timeout: float | None = _DEFAULT, progress: Callable[..., object] | None = None,
@@ -6191,8 +6190,7 @@ class Client(object):
         """Call a tool like ``call`` and return the raw CallToolResult dict (no ToolError:
         look at its ``isError``)."""
         return self._tool_future(name, arguments, kwargs, timeout, progress, None, True,
-                                 total=self._total(timeout, reset_on_progress, max_total)
-                                 if reset_on_progress or max_total is not None else None).result()
+                                 total=self._total(timeout, reset_on_progress, max_total)).result()
 
     def submit(self, name: str, arguments: Mapping[str, Any] | None = None, /, *, timeout: float | None = _DEFAULT,
                progress: Callable[..., object] | None = None, reset_on_progress: bool = False,
@@ -6201,8 +6199,7 @@ class Client(object):
         ``call`` would (``timeout`` is the call's, counted from now).  The Future keeps
         the client alive until it is settled."""
         return self._tool_future(name, arguments, kwargs, timeout, progress, _tool_value, False,
-                                 total=self._total(timeout, reset_on_progress, max_total)
-                                 if reset_on_progress or max_total is not None else None)
+                                 total=self._total(timeout, reset_on_progress, max_total))
 
     def start(self, name: str, arguments: Mapping[str, Any] | None = None, /, *, timeout: float | None = _DEFAULT,
               ttl: float | None = None, progress: Callable[..., object] | None = None, **kwargs: Any) -> Task:
