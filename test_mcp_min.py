@@ -1,4 +1,9 @@
-"""Tests for mcp_min: behaviour through the public API, against real processes.
+"""Tests for mcp_min: behaviour through the public API.
+
+Tests about the protocol talk to servers on a thread of this process over Client.over()
+(tests/fake_server.py's client_for(), examples/calc.py's stdio loop): about 2 ms a client
+where a process costs about 170.  Tests about processes (starting, exit codes and stderr,
+close and kill, the environment, leaks, the CLI) start real ones.
 
 Run with:  python -m pytest -q
 """
@@ -16,6 +21,9 @@ import time
 import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "tests"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "examples"))
+import calc as calc_example  # noqa: E402  (examples/calc.py; "calc" is the fixture below)
+import fake_server  # noqa: E402
 import mcp_min  # noqa: E402
 from testsupport import UNDER_WINE, WINE_SLOW_START, wait_for  # noqa: E402
 from mcp_min import (Client, ConnectionClosed, McpError, RequestError, RequestTimeout, ToolError)
@@ -31,11 +39,32 @@ FAKE_SERVER = os.path.join(HERE, "tests", "fake_server.py")  # its behaviours ar
 
 @pytest.fixture
 def fake(tmp_path):
-    """fake(**cfg) -> argv of tests/fake_server.py; cfg["log"] is set to a file in tmp_path."""
+    """fake(**cfg) -> argv of tests/fake_server.py, for tests about the server's process (the
+    others use client_for below); cfg["log"] is set to a file in tmp_path."""
     def make(**cfg):
         cfg.setdefault("log", str(tmp_path / "received.jsonl"))
         return [PY, FAKE_SERVER, json.dumps(cfg)]
     return make
+
+
+@pytest.fixture
+def client_for(tmp_path):
+    """client_for(cfg=None, **options) -> a Client.over() of tests/fake_server.py on a thread of
+    this process (options are Client's); cfg["log"] is fake's file, so received() reads it the same."""
+    def make(cfg=None, **options):
+        cfg = dict(cfg or {})
+        cfg.setdefault("log", str(tmp_path / "received.jsonl"))
+        return fake_server.client_for(cfg, **options)
+    return make
+
+
+def calc_client(**options):
+    """A Client.over() of examples/calc.py's stdio loop on a thread of this process."""
+    to_server, from_client = os.pipe()
+    to_client, from_server = os.pipe()
+    threading.Thread(target=calc_example.serve_stdio, args=(os.fdopen(to_server, "rb"), os.fdopen(from_server, "wb")),
+                     daemon=True, name="calc-server").start()
+    return Client.over(to_client, from_client, **options)
 
 
 def received(tmp_path):
@@ -91,9 +120,9 @@ def test_calc_metadata(calc):
 
 
 def test_auto_mode_picks_2026_and_pin_uses_handshake():
-    with Client(CALC) as modern:
+    with calc_client() as modern:
         assert modern.protocol_version == "2026-07-28"
-    with Client(CALC, protocol_version="2025-06-18") as legacy:
+    with calc_client(protocol_version="2025-06-18") as legacy:
         assert legacy.protocol_version == "2025-06-18"
         assert legacy.call("add", a=1, b=1) == 2
 
@@ -111,8 +140,8 @@ def test_one_liner_script_exits_promptly():
 # Handshake and version negotiation
 # ---------------------------------------------------------------------------
 
-def test_handshake_messages_in_order(fake, tmp_path):
-    with Client(fake(), protocol_version="2025-11-25") as c:
+def test_handshake_messages_in_order(client_for, tmp_path):
+    with client_for(protocol_version="2025-11-25") as c:
         assert c.protocol_version == "2025-11-25"
         assert c.server_info == {"name": "fake", "version": "9"}
         assert c.instructions == "be nice"
@@ -125,24 +154,24 @@ def test_handshake_messages_in_order(fake, tmp_path):
     assert init["capabilities"] == {"tasks": {}, "extensions": {"io.modelcontextprotocol/skills": {}}}
 
 
-def test_server_answering_older_supported_version_is_accepted(fake):
-    with Client(fake(version="2024-11-05")) as c:
+def test_server_answering_older_supported_version_is_accepted(client_for):
+    with client_for({"version": "2024-11-05"}) as c:
         assert c.protocol_version == "2024-11-05"
 
 
-def test_server_answering_unknown_version_is_refused(fake):
+def test_server_answering_unknown_version_is_refused(client_for):
     with pytest.raises(McpError) as info:
-        Client(fake(version="1999-01-01"))
+        client_for({"version": "1999-01-01"})
     assert "1999-01-01" in str(info.value)
 
 
-def test_unsupported_version_error_retries_with_a_listed_version(fake):
-    with Client(fake(init="error-supported")) as c:
+def test_unsupported_version_error_retries_with_a_listed_version(client_for):
+    with client_for({"init": "error-supported"}) as c:
         assert c.protocol_version == "2025-03-26"
 
 
-def test_capabilities_declared_only_for_given_callbacks(fake, tmp_path):
-    with Client(fake(), roots=["/tmp"], sampling=lambda p: {}, elicitation=lambda p: {"action": "decline"}):
+def test_capabilities_declared_only_for_given_callbacks(client_for, tmp_path):
+    with client_for(roots=["/tmp"], sampling=lambda p: {}, elicitation=lambda p: {"action": "decline"}):
         pass
     init = [m for m in received(tmp_path) if m.get("method") == "initialize"][0]
     assert set(init["params"]["capabilities"]) == {"roots", "sampling", "elicitation", "tasks", "extensions"}
@@ -150,16 +179,18 @@ def test_capabilities_declared_only_for_given_callbacks(fake, tmp_path):
 
 @pytest.mark.parametrize("mode", ["error", "invalid-params", "silent", pytest.param("die", marks=pytest.mark.skipif(
     UNDER_WINE, reason=WINE_SLOW_START)), "result-no-versions"])
-def test_probe_falls_back_to_handshake(fake, tmp_path, mode):
-    with Client(fake(discover=mode), probe_timeout=0.5) as c:
+def test_probe_falls_back_to_handshake(fake, client_for, tmp_path, mode):
+    # "die" is the process exiting (then the client starts a fresh one): a process; the rest on a thread.
+    with (Client(fake(discover=mode), probe_timeout=0.5) if mode == "die"
+          else client_for({"discover": mode}, probe_timeout=0.5)) as c:
         assert c.protocol_version == "2025-11-25"
         assert c.call("echo", x=1) == {"x": 1}
 
 
-def test_a_timeout_below_the_probe_timeout_still_leaves_time_for_the_handshake(fake):
+def test_a_timeout_below_the_probe_timeout_still_leaves_time_for_the_handshake(client_for):
     # The probe takes at most half the connect timeout: a server that ignores server/discover
     # is still reached when the whole timeout is shorter than probe_timeout.
-    with Client(fake(discover="silent"), timeout=4.0, probe_timeout=30.0) as c:
+    with client_for({"discover": "silent"}, timeout=4.0, probe_timeout=30.0) as c:
         assert c.protocol_version == "2025-11-25"
         assert c.call("echo", x=1) == {"x": 1}
 
@@ -229,10 +260,10 @@ def test_server_exits_during_initialize(fake):
     assert "initialize" in str(info.value)
 
 
-def test_server_never_answers_initialize(fake):
+def test_server_never_answers_initialize(client_for):
     start = time.monotonic()
     with pytest.raises(RequestTimeout):
-        Client(fake(init="silent"), timeout=1.0, protocol_version="2025-11-25")
+        client_for({"init": "silent"}, timeout=1.0, protocol_version="2025-11-25")
     assert time.monotonic() - start < 10
 
 
@@ -282,25 +313,25 @@ def test_stdio_stalled_server_cannot_block_listen_or_close(fake):
 # What the server writes: junk, dribbles, large and malformed messages, floods
 # ---------------------------------------------------------------------------
 
-def test_garbage_blank_and_crlf_lines_are_skipped(fake):
-    with Client(fake(garbage=True, crlf=True)) as c:
+def test_garbage_blank_and_crlf_lines_are_skipped(client_for):
+    with client_for({"garbage": True, "crlf": True}) as c:
         assert c.call("echo", a=1) == {"a": 1}
         assert c.call("text", text="a\u2028b\u2029c") == "a\u2028b\u2029c"
 
 
-def test_bytes_dribbled_a_few_at_a_time(fake):
-    with Client(fake(dribble=True)) as c:
+def test_bytes_dribbled_a_few_at_a_time(client_for):
+    with client_for({"dribble": True}) as c:
         assert c.call("echo", word="slow") == {"word": "slow"}
 
 
-def test_20_mb_message(fake):
-    with Client(fake()) as c:
+def test_20_mb_message(client_for):
+    with client_for() as c:
         assert len(c.call("big", n=20 * 1024 * 1024)) == 20 * 1024 * 1024
         assert c.call("echo", after=True) == {"after": True}
 
 
-def test_malformed_notifications_are_ignored(fake):
-    with Client(fake()) as c:
+def test_malformed_notifications_are_ignored(client_for):
+    with client_for() as c:
         assert c.call("malformed", progress=lambda *a: None) == "survived"
         assert c.call("echo", ok=1) == {"ok": 1}
 
@@ -322,8 +353,8 @@ def test_request_and_notification_floods_stay_bounded(fake):
 # Requests: concurrency, timeouts, cancellation, close, progress
 # ---------------------------------------------------------------------------
 
-def test_out_of_order_replies_to_16_threads(fake):
-    with Client(fake(reorder=16)) as c:
+def test_out_of_order_replies_to_16_threads(client_for):
+    with client_for({"reorder": 16}) as c:
         results = {}
 
         def worker(i):
@@ -337,23 +368,26 @@ def test_out_of_order_replies_to_16_threads(fake):
         assert results == {i: {"i": i} for i in range(16)}
 
 
-def test_timeout_cancels_and_client_stays_usable(fake, tmp_path):
-    with Client(fake()) as c:
+def test_timeout_cancels_and_client_stays_usable(client_for, tmp_path, caplog):
+    caplog.set_level(logging.DEBUG, logger="mcp_min")
+    with client_for() as c:
         with pytest.raises(RequestTimeout) as info:
             c.call("sleep", s=1.5, timeout=0.2)
         assert isinstance(info.value, TimeoutError)
         assert c.call("echo", ok=1) == {"ok": 1}
         # The late answer to the cancelled call arrives and is ignored.
         assert wait_for(lambda: any(m.get("method") == "notifications/cancelled" for m in received(tmp_path)))
-        time.sleep(1.5)  # let the late answer arrive (what is asserted is that nothing breaks)
-        assert c.call("echo", still=1) == {"still": 1}
+        slept_id = [m for m in received(tmp_path) if m.get("method") == "tools/call"][0]["id"]
+        late = "ignored an answer to unknown request id %r" % slept_id
+        assert wait_for(lambda: any(r.getMessage() == late for r in caplog.records))  # it came (about 1.3 s on)
+        assert c.call("echo", still=1) == {"still": 1}  # what is asserted: nothing broke
     cancel = [m for m in received(tmp_path) if m.get("method") == "notifications/cancelled"][0]
     call_id = [m for m in received(tmp_path) if m.get("method") == "tools/call"][0]["id"]
     assert cancel["params"]["requestId"] == call_id
 
 
-def test_submit_pipelines_requests(fake):
-    with Client(fake()) as c:
+def test_submit_pipelines_requests(client_for):
+    with client_for() as c:
         futures = [c.submit("echo", i=i) for i in range(200)]
         assert [f.result() for f in futures] == [{"i": i} for i in range(200)]
         assert all(f.done() for f in futures)
@@ -387,10 +421,10 @@ def test_close_ends_a_pending_call_with_progress_at_once(fake):
     assert time.monotonic() - start < 5
 
 
-def test_progress_log_and_notifications(fake):
+def test_progress_log_and_notifications(client_for):
     logs, notes, progress = [], [], []
-    with Client(fake(), on_log=lambda *a: logs.append(a),
-                on_notification=lambda m, p: notes.append(m)) as c:
+    with client_for(on_log=lambda *a: logs.append(a),
+                    on_notification=lambda m, p: notes.append(m)) as c:
         assert c.call("progress", progress=lambda *a: progress.append(a)) == "done"
         assert c.call("log") == "logged"
         assert wait_for(lambda: logs and notes)
@@ -399,7 +433,7 @@ def test_progress_log_and_notifications(fake):
     assert notes == ["notifications/tools/list_changed"]
 
 
-def test_progress_callbacks_have_run_when_call_returns(fake):
+def test_progress_callbacks_have_run_when_call_returns(client_for):
     # Found against the official SDK server: callbacks are queued off the reader thread,
     # and a slow one must still have run for every notification sent before the answer.
     seen = []
@@ -408,13 +442,13 @@ def test_progress_callbacks_have_run_when_call_returns(fake):
         time.sleep(0.05)
         seen.append(args)
 
-    with Client(fake()) as c:
+    with client_for() as c:
         assert c.call("progress", progress=slow) == "done"
         assert len(seen) == 3
 
 
-def test_progress_token_only_with_a_callback(fake, tmp_path):
-    with Client(fake()) as c:
+def test_progress_token_only_with_a_callback(client_for, tmp_path):
+    with client_for() as c:
         c.call("echo")
         c.call("echo", progress=lambda *a: None)
     calls = [m for m in received(tmp_path) if m.get("method") == "tools/call"]
@@ -422,9 +456,9 @@ def test_progress_token_only_with_a_callback(fake, tmp_path):
     assert calls[1]["params"]["_meta"]["progressToken"] == calls[1]["id"]
 
 
-def test_tool_and_prompt_arguments_called_name(fake, tmp_path):
+def test_tool_and_prompt_arguments_called_name(client_for, tmp_path):
     # Found against server-everything: its tools and prompts take an argument called "name".
-    with Client(fake()) as c:
+    with client_for() as c:
         assert c.call("echo", name="x.gz", timeout_s=1) == {"name": "x.gz", "timeout_s": 1}
         assert c.submit("echo", name="y").result() == {"name": "y"}
         with pytest.raises(RequestError):
@@ -433,17 +467,17 @@ def test_tool_and_prompt_arguments_called_name(fake, tmp_path):
     assert prompt["params"] == {"name": "greeting", "arguments": {"name": "Alice"}}
 
 
-def test_pagination_follows_cursors(fake):
-    with Client(fake(pages=3)) as c:
+def test_pagination_follows_cursors(client_for):
+    with client_for({"pages": 3}) as c:
         assert [t["name"] for t in c.list_tools()] == ["t0", "t1", "t2"]
-    with Client(fake(loop_cursor=True)) as c:
+    with client_for({"loop_cursor": True}) as c:
         with pytest.raises(McpError, match="repeated the cursor"):
             c.list_tools()
 
 
-def test_wire_trace_logs_every_message(fake, caplog):
+def test_wire_trace_logs_every_message(client_for, caplog):
     caplog.set_level(logging.DEBUG, logger="mcp_min")
-    with Client(fake()) as c:
+    with client_for() as c:
         c.call("echo", x=1)
     lines = [r.getMessage() for r in caplog.records if r.name == "mcp_min"]
     assert any(l.startswith("-> ") and '"method":"initialize"' in l for l in lines)
@@ -456,7 +490,7 @@ def test_wire_trace_logs_every_message(fake, caplog):
 # Server requests: roots, sampling, elicitation, errors
 # ---------------------------------------------------------------------------
 
-def test_server_requests_in_the_middle_of_a_call(fake, tmp_path):
+def test_server_requests_in_the_middle_of_a_call(client_for, tmp_path):
     seen = []
 
     def sampling(params):
@@ -468,7 +502,7 @@ def test_server_requests_in_the_middle_of_a_call(fake, tmp_path):
         return {"action": "accept", "content": {"name": "Ada"}}
 
     folder = str(tmp_path)  # a path becomes a file URI (on Windows with its drive letter)
-    with Client(fake(), roots=[folder, "file:///srv/data"], sampling=sampling, elicitation=elicitation) as c:
+    with client_for(roots=[folder, "file:///srv/data"], sampling=sampling, elicitation=elicitation) as c:
         assert c.call("ask", method="ping") == {"jsonrpc": "2.0", "id": "srv-0", "result": {}}
         roots = c.call("ask", method="roots/list")["result"]["roots"]
         assert [r["uri"] for r in roots] == [pathlib.Path(folder).resolve().as_uri(), "file:///srv/data"]
@@ -482,11 +516,11 @@ def test_server_requests_in_the_middle_of_a_call(fake, tmp_path):
     assert [kind for kind, _ in seen] == ["sampling", "elicitation"]
 
 
-def test_undeclared_and_failing_callbacks_answer_errors(fake):
+def test_undeclared_and_failing_callbacks_answer_errors(client_for):
     def broken(params):
         raise RuntimeError("user said no")
 
-    with Client(fake(), sampling=broken) as c:
+    with client_for(sampling=broken) as c:
         failed = c.call("ask", method="sampling/createMessage", params={"messages": [], "maxTokens": 1})
         assert failed["error"]["code"] == -32603 and "user said no" in failed["error"]["message"]
         undeclared = c.call("ask", method="elicitation/create", params={"message": "x"})
@@ -629,6 +663,7 @@ class FakeHttp(object):
         self.lock = threading.Lock()
         self.sse_queue = None
         self.parked = {}
+        self.stopped = threading.Event()  # set by close(): what a request holds open ends then
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -693,11 +728,19 @@ class FakeHttp(object):
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.server.handle_error = lambda request, address: None  # clients hanging up are expected
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        # serve_forever(poll_interval): shutdown() waits up to one interval (the default 0.5 s was
+        # half a second of every test's teardown).
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)
         self.thread.start()
         self.url = "http://127.0.0.1:%d/mcp" % self.server.server_address[1]
 
+    def hold(self):
+        """Keep a request unanswered, or a stream open and quiet, until the test ends (close()),
+        as a server that is busy or has nothing to say: never a guess at how long the client needs."""
+        self.stopped.wait(60)
+
     def close(self):
+        self.stopped.set()
         self.server.shutdown()
         self.server.server_close()
 
@@ -794,7 +837,7 @@ class FakeHttp(object):
             return h.reply(405, b"")
         h.start_sse()
         h.event({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}, event_id="g1")
-        time.sleep(0.5)
+        self.hold()  # the stream stays open: its end would make the client open it again
 
     def legacy_stream(self, h):
         import queue
@@ -1101,7 +1144,7 @@ class ForwardProxy(object):
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()  # (see FakeHttp)
         self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
 
     def close(self):
@@ -1174,16 +1217,18 @@ META = "io.modelcontextprotocol/"
     ("silent", "2025-11-25"),                      # no answer within the probe timeout
     ("die", "2025-11-25"),                         # the server exits: start a fresh one, shake hands
 ])
-def test_negotiation_table_stdio(fake, tmp_path, mode, version):
-    with Client(fake(discover=mode), probe_timeout=0.5) as c:
+def test_negotiation_table_stdio(fake, client_for, tmp_path, mode, version):
+    # "die" is the process exiting (then the client starts a fresh one): a process; the rest on a thread.
+    with (Client(fake(discover=mode), probe_timeout=0.5) if mode == "die"
+          else client_for({"discover": mode}, probe_timeout=0.5)) as c:
         assert c.protocol_version == version
     methods = [m.get("method") for m in received(tmp_path)]
     assert methods[0] == "server/discover"
     assert ("initialize" in methods) == (version != "2026-07-28")
 
 
-def test_modern_requests_carry_meta_and_no_handshake(fake, tmp_path):
-    with Client(fake(discover="modern"), roots=["/tmp"]) as c:
+def test_modern_requests_carry_meta_and_no_handshake(client_for, tmp_path):
+    with client_for({"discover": "modern"}, roots=["/tmp"]) as c:
         assert c.protocol_version == "2026-07-28"
         assert c.server_info == {"name": "modern-fake", "version": "2"}
         assert c.instructions == "stateless"
@@ -1199,14 +1244,14 @@ def test_modern_requests_carry_meta_and_no_handshake(fake, tmp_path):
                 "io.modelcontextprotocol/tasks": {}, "io.modelcontextprotocol/skills": {}}}
 
 
-def test_modern_input_required_rounds(fake, tmp_path):
+def test_modern_input_required_rounds(client_for, tmp_path):
     asked = []
 
     def elicitation(params):
         asked.append(params["message"])
         return {"action": "accept", "content": {"name": "Ada"}}
 
-    with Client(fake(discover="modern"), elicitation=elicitation, roots=["/srv"]) as c:
+    with client_for({"discover": "modern"}, elicitation=elicitation, roots=["/srv"]) as c:
         value = c.call("ask_input", rounds=2)
     assert asked == ["who?", "who?"]
     assert value["state"] == "st-2"
@@ -1220,8 +1265,8 @@ def test_modern_input_required_rounds(fake, tmp_path):
     assert all(m["params"]["arguments"] == {"rounds": 2} for m in calls)
 
 
-def test_modern_input_rounds_are_capped(fake):
-    with Client(fake(discover="modern")) as c:
+def test_modern_input_rounds_are_capped(client_for):
+    with client_for({"discover": "modern"}) as c:
         with pytest.raises(McpError, match="8 rounds"):
             c.call("ask_forever")
         with pytest.raises(McpError, match="cannot give"):
@@ -1230,8 +1275,8 @@ def test_modern_input_rounds_are_capped(fake):
             c.call("odd_result")
 
 
-def test_modern_resource_not_found_and_removed_methods(fake):
-    with Client(fake(discover="modern")) as c:
+def test_modern_resource_not_found_and_removed_methods(client_for):
+    with client_for({"discover": "modern"}) as c:
         with pytest.raises(mcp_min.ResourceNotFound) as info:
             c.read_resource("file:///missing")
         assert info.value.code == -32602
@@ -1241,19 +1286,19 @@ def test_modern_resource_not_found_and_removed_methods(fake):
             c.subscribe("file:///x")
 
 
-def test_modern_list_cache_honours_ttl_and_refresh(fake):
-    with Client(fake(discover="modern", ttl=60000)) as c:
+def test_modern_list_cache_honours_ttl_and_refresh(client_for):
+    with client_for({"discover": "modern", "ttl": 60000}) as c:
         assert [t["name"] for t in c.list_tools()] == ["v1"]
         assert [t["name"] for t in c.list_tools()] == ["v1"]  # fresh: served from the cache
         assert [t["name"] for t in c.list_tools(refresh=True)] == ["v2"]
-    with Client(fake(discover="modern", ttl=0)) as c:
+    with client_for({"discover": "modern", "ttl": 0}) as c:
         assert [t["name"] for t in c.list_tools()] == ["v1"]
         assert [t["name"] for t in c.list_tools()] == ["v2"]  # ttlMs 0: stale at once
 
 
-def test_modern_listen_delivers_and_closes(fake, tmp_path):
+def test_modern_listen_delivers_and_closes(client_for, tmp_path):
     got = []
-    with Client(fake(discover="modern", ttl=60000)) as c:
+    with client_for({"discover": "modern", "ttl": 60000}) as c:
         assert [t["name"] for t in c.list_tools()] == ["v1"]
         sub = c.listen(prompts=False, resource_uris=["file:///a"], callback=lambda m, p: got.append(m))
         assert wait_for(lambda: got)
@@ -1269,9 +1314,9 @@ def test_modern_listen_delivers_and_closes(fake, tmp_path):
     assert cancels and cancels[0]["params"]["requestId"] == listen["id"]
 
 
-def test_legacy_listen_subscribes_and_filters(fake, tmp_path):
+def test_legacy_listen_subscribes_and_filters(client_for, tmp_path):
     got = []
-    with Client(fake()) as c:
+    with client_for() as c:
         c.listen(tools=True, callback=lambda m, p: got.append(m), resource_uris=["file:///a"])
         c.call("log")
         assert wait_for(lambda: got)
@@ -1288,10 +1333,10 @@ def test_calc_greet_in_both_eras_over_stdio():
         return {"action": "accept", "content": {"name": "Grace"}}
 
     for version in ("auto", "2025-11-25"):
-        with Client(CALC, protocol_version=version, elicitation=elicitation) as c:
+        with calc_client(protocol_version=version, elicitation=elicitation) as c:
             assert c.call("greet") == "Hello, Grace!"
     assert answers == [["name"], ["name"]]
-    with Client(CALC) as c:  # no elicitation callback: the server says what it needs
+    with calc_client() as c:  # no elicitation callback: the server says what it needs
         with pytest.raises(RequestError) as info:
             c.call("greet")
         assert info.value.code == -32021
@@ -1341,7 +1386,7 @@ class ModernHttp(FakeHttp):
                     return h.reply(200, json.dumps({"jsonrpc": "2.0", "id": msg["id"], "error": {
                         "code": -32601, "message": "Method not found"}}).encode())
                 if mode == "silent":
-                    time.sleep(1.5)
+                    self.hold()  # no answer while the client waits (it gives up after probe_timeout)
                     return h.reply(400, b"")
                 if mode == "400-32022":
                     return h.reply(400, json.dumps({"jsonrpc": "2.0", "id": msg["id"], "error": {
@@ -1352,7 +1397,7 @@ class ModernHttp(FakeHttp):
             return h.reply(400, json.dumps({"jsonrpc": "2.0", "id": msg.get("id"), "error": {
                 "code": -32020, "message": "header mismatch"}}).encode())
         if method == "subscriptions/listen" and self.cfg.get("listen_silent"):
-            time.sleep(3)
+            self.hold()  # no answer while the client waits (past its timeout)
             return
         if method == "server/discover":
             result = {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}, "ttlMs": 0,
@@ -1508,7 +1553,7 @@ def test_modern_http_first_call_costs_two_posts_and_headers_are_learnt_when_aske
     assert [p[3].get("method") for p in server.requests("POST")][5:] == ["tools/call"]
 
 
-def test_result_from_two_threads_runs_input_rounds_once(fake):
+def test_result_from_two_threads_runs_input_rounds_once(client_for):
     asked = []
 
     def elicitation(params):
@@ -1516,7 +1561,7 @@ def test_result_from_two_threads_runs_input_rounds_once(fake):
         time.sleep(0.1)
         return {"action": "accept", "content": {"name": "Ada"}}
 
-    with Client(fake(discover="modern"), elicitation=elicitation, roots=["/srv"]) as c:
+    with client_for({"discover": "modern"}, elicitation=elicitation, roots=["/srv"]) as c:
         fut = c.submit("ask_input", rounds=1)
         values = []
         threads = [threading.Thread(target=lambda: values.append(fut.result())) for _ in range(2)]
@@ -1527,8 +1572,8 @@ def test_result_from_two_threads_runs_input_rounds_once(fake):
     assert len(values) == 2 and values[0] == values[1] and asked == [1]
 
 
-def test_rejected_listen_reports_its_error(fake):
-    with Client(fake(discover="modern", listen_error=True)) as c:
+def test_rejected_listen_reports_its_error(client_for):
+    with client_for({"discover": "modern", "listen_error": True}) as c:
         sub = c.listen()
         assert sub.ended.wait(10)
         assert isinstance(sub.error, RequestError) and sub.error.code == -32601
@@ -1593,14 +1638,14 @@ def _check_sent(check, messages):
 
 
 @pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"])
-def test_handshake_messages_match_the_schema(fake, tmp_path, version):
+def test_handshake_messages_match_the_schema(client_for, tmp_path, version):
     check = _schema_checker(version)
     check.version = version
     callbacks = {"roots": ["/tmp"], "sampling": lambda p: {"role": "assistant", "model": "m",
                                                           "content": {"type": "text", "text": "hi"}}}
     if version >= "2025-06-18":
         callbacks["elicitation"] = lambda p: {"action": "accept", "content": {"name": "Ada"}}
-    with Client(fake(), protocol_version=version, **callbacks) as c:
+    with client_for(protocol_version=version, **callbacks) as c:
         c.call("echo", x=1, progress=lambda *a: None)
         c.list_tools()
         c.ping()
@@ -1624,11 +1669,11 @@ def test_handshake_messages_match_the_schema(fake, tmp_path, version):
             "error", "resources/read", "completion/complete"} <= kinds
 
 
-def test_stateless_messages_match_the_schema(fake, tmp_path):
+def test_stateless_messages_match_the_schema(client_for, tmp_path):
     check = _schema_checker("2026-07-28")
     check.version = "2026-07-28"
-    with Client(fake(discover="modern"), roots=["/srv"],
-                elicitation=lambda p: {"action": "accept", "content": {"name": "Ada"}}) as c:
+    with client_for({"discover": "modern"}, roots=["/srv"],
+                    elicitation=lambda p: {"action": "accept", "content": {"name": "Ada"}}) as c:
         c.call("echo", x=1, progress=lambda *a: None)
         c.call("ask_input", rounds=1)
         c.list_tools()

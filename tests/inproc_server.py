@@ -20,6 +20,8 @@ import json
 import threading
 import time
 
+from testsupport import HttpTestHandler, HttpTestServer
+
 MODERN = "2026-07-28"
 VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 
@@ -160,50 +162,29 @@ def serve_in_thread(server):
     return to_client, from_client, thread
 
 
+class _Http10Handler(HttpTestHandler):
+    protocol_version = "HTTP/1.0"  # a connection per request: what the tests using serve_http were written against
+
+
 def serve_http(server):
-    """The server over Streamable HTTP on 127.0.0.1 (JSON answers only); returns (url, stop)."""
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    """The server over Streamable HTTP on 127.0.0.1 (JSON answers; SSE streams with
+    Server(sse=True)); returns (url, stop)."""
+    def post(request, msg):
+        if server.sse and "id" in msg:
+            request.start_sse()
+            try:
+                for m in server.handle(msg, dict(request.headers), request.event):
+                    request.event(m)
+            except OSError:
+                pass  # the client closed the stream (a cancellation)
+            return
+        answers = [a for a in server.handle(msg, dict(request.headers)) if "id" in a]
+        if answers:
+            request.reply(200, json.dumps(answers[0]).encode())
+        else:
+            request.reply(202)
 
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
-        def do_POST(self):
-            msg = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            if server.sse and "id" in msg:
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.end_headers()
-
-                def event(m):
-                    self.wfile.write(b"data: " + json.dumps(m).encode() + b"\n\n")
-                    self.wfile.flush()
-                try:
-                    for m in server.handle(msg, dict(self.headers), event):
-                        event(m)
-                except OSError:
-                    pass  # the client closed the stream (a cancellation)
-                return
-            answers = [a for a in server.handle(msg, dict(self.headers)) if "id" in a]
-            body = json.dumps(answers[0]).encode() if answers else b""
-            self.send_response(200 if answers else 202)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def do_GET(self):
-            self.send_response(405)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-        do_DELETE = do_GET
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-
-    def stop():
-        httpd.shutdown()
-        httpd.server_close()
-    return "http://127.0.0.1:%d/mcp" % httpd.server_address[1], stop
+    def not_allowed(request):
+        request.reply(405)
+    httpd = HttpTestServer(post=post, get=not_allowed, delete=not_allowed, handler=_Http10Handler)
+    return httpd.url, httpd.stop

@@ -382,51 +382,28 @@ def serve_stdio():
 # -- HTTP ---------------------------------------------------------------------------
 
 def serve_http():
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from testsupport import HttpTestServer  # (the tests directory is this script's sys.path[0])
 
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
+    def post(request, msg):
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        record({"headers": headers, "msg": msg})
+        method, rid, params = msg.get("method"), msg.get("id"), msg.get("params") or {}
+        if method is None or rid is None:
+            return request.reply(202)
+        if is_modern(params):
+            name = params.get("taskId") if method.startswith("tasks/") else None
+            if headers.get("mcp-method") != method or (name is not None and headers.get("mcp-name") != name):
+                body = {"jsonrpc": "2.0", "id": rid, "error": rpc_error(-32020, "header mismatch")}
+                return request.reply(400, json.dumps(body).encode())
+        reply = answer(rid, method, params)
+        extra = [("Mcp-Session-Id", "s-1")] if method == "initialize" else []
+        status = 404 if "error" in reply and reply["error"]["code"] == -32601 and is_modern(params) else 200
+        request.reply(status, json.dumps(reply).encode(), extra)
 
-        def log_message(self, *args):
-            pass
-
-        def reply(self, status, body=b"", headers=()):
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            for k, v in headers:
-                self.send_header(k, v)
-            self.end_headers()
-            self.wfile.write(body)
-
-        def do_GET(self):
-            self.reply(405)
-
-        def do_DELETE(self):
-            self.reply(200)
-
-        def do_POST(self):
-            msg = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-            headers = {k.lower(): v for k, v in self.headers.items()}
-            record({"headers": headers, "msg": msg})
-            method, rid, params = msg.get("method"), msg.get("id"), msg.get("params") or {}
-            if method is None or rid is None:
-                return self.reply(202)
-            if is_modern(params):
-                name = params.get("taskId") if method.startswith("tasks/") else None
-                if headers.get("mcp-method") != method or (name is not None and headers.get("mcp-name") != name):
-                    body = {"jsonrpc": "2.0", "id": rid, "error": rpc_error(-32020, "header mismatch")}
-                    return self.reply(400, json.dumps(body).encode())
-            reply = answer(rid, method, params)
-            extra = [("Mcp-Session-Id", "s-1")] if method == "initialize" else []
-            status = 404 if "error" in reply and reply["error"]["code"] == -32601 and is_modern(params) else 200
-            self.reply(status, json.dumps(reply).encode(), extra)
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    sys.stderr.write("listening on http://127.0.0.1:%d/mcp\n" % server.server_address[1])
+    server = HttpTestServer(post=post)  # GET: 405 (no stream); DELETE: 200
+    sys.stderr.write("listening on %s\n" % server.url)
     sys.stderr.flush()
-    server.serve_forever()
+    server.thread.join()  # serves until the process is ended
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 import mcp_min  # noqa: E402
+from testsupport import cli_argv, ensure_bytecode  # noqa: E402
 
 PY = sys.executable
 MCP_MIN = os.path.join(ROOT, "mcp_min.py")
@@ -29,9 +30,11 @@ TOUR = [PY, os.path.join(ROOT, "examples", "tour.py")]
 ERAS = ["auto", "2025-11-25", "2025-06-18"]  # 2026-07-28 (auto), the newest handshake era, one before tasks
 
 
-def cli(*args, env=None, cwd=ROOT, timeout=120, stdin=subprocess.DEVNULL):
-    return subprocess.run([PY, MCP_MIN] + list(args), capture_output=True, text=True, timeout=timeout, cwd=cwd,
-                          env=env, stdin=stdin)
+def cli(*args, env=None, cwd=ROOT, timeout=120, stdin=subprocess.DEVNULL, script=False):
+    """The command line run from its bytecode (testsupport.cli_argv); ``script``: run as the README
+    writes it, ``python mcp_min.py`` (which compiles the module on every start)."""
+    return subprocess.run(([PY, MCP_MIN] if script else cli_argv()) + list(args), capture_output=True, text=True,
+                          timeout=timeout, cwd=cwd, env=env, stdin=stdin)
 
 
 def one_line_error(out, status, *words):
@@ -263,7 +266,7 @@ def test_what_the_server_does_not_offer_is_said_in_words(command, offers):
 
 
 def test_a_closed_stdout_ends_quietly_like_unix_tools():
-    proc = subprocess.Popen([PY, MCP_MIN, "tools", "--"] + CALC, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    proc = subprocess.Popen(cli_argv() + ["tools", "--"] + CALC, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             stdin=subprocess.DEVNULL, cwd=ROOT)
     proc.stdout.close()  # the reader is gone before anything is written: `| head -0`
     stderr = proc.stderr.read().decode()
@@ -414,8 +417,8 @@ def test_every_command_runs_on_the_bundled_examples(era):
             (["prompt", "explain", "expression=2 + 3"], "user: Explain, for a beginner, how to compute 2 + 3"),
             (["complete", "explain", "level=e"], "expert"), (["complete", "calc://table/{n}", "n=1"], "12"),
             (["--task", "call", "count", "to=2", "seconds=0"], '"counted": 2'), (["info"], "server: tour")]
-    for args, shown in runs:
-        out = cli(*(["--protocol-version", era] + args + ["--"] + TOUR))
+    for args, shown in runs:  # in the default era as the README writes them: python mcp_min.py ...
+        out = cli(*(["--protocol-version", era] + args + ["--"] + TOUR), script=era == "auto")
         assert out.returncode == 0 and shown in out.stdout, (args, out.stdout, out.stderr)
 
 
@@ -465,7 +468,7 @@ def test_a_task_followed_from_another_process(tour_url):
 # ---------------------------------------------------------------------------
 
 REFUSE_MODULE = r'''
-import runpy, sys
+import os, runpy, sys
 missing = sys.argv[1]
 class Refuse(object):
     def find_spec(self, name, path=None, target=None):
@@ -474,12 +477,14 @@ class Refuse(object):
 sys.meta_path.insert(0, Refuse())
 sys.modules.pop(missing, None)
 sys.argv = [sys.argv[2]] + sys.argv[3:]
-runpy.run_path(sys.argv[0], run_name="__main__")
+sys.path.insert(0, os.path.dirname(sys.argv[0]))
+runpy.run_module("mcp_min", run_name="__main__", alter_sys=True)  # from its bytecode (testsupport.cli_argv)
 '''
 
 
 @pytest.mark.parametrize("missing", ["subprocess", "select", "signal"])
 def test_a_python_without_a_module_gets_one_line(missing):
+    ensure_bytecode(MCP_MIN)  # (REFUSE_MODULE loads it)
     out = subprocess.run([PY, "-c", REFUSE_MODULE, missing, MCP_MIN, "tools", "--"] + CALC, capture_output=True,
                          text=True, timeout=60, cwd=ROOT)
     one_line_error(out, 1, "this Python has no %r module" % missing)
@@ -556,7 +561,7 @@ def terminal(tmp_path):
 @needs_tmux
 @pytest.mark.parametrize("era", ERAS)
 def test_greet_asks_on_a_terminal(terminal, era):
-    term = terminal(PY, MCP_MIN, "--protocol-version", era, "call", "greet", "--", *CALC)
+    term = terminal(*cli_argv() + ["--protocol-version", era, "call", "greet", "--"] + CALC)
     term.wait_for("name (string, required): ")
     term.type("Ada", "Enter")
     term.wait_for("[a]ccept / [d]ecline / [c]ancel: ")
@@ -567,7 +572,7 @@ def test_greet_asks_on_a_terminal(terminal, era):
 
 @needs_tmux
 def test_a_declined_form_sends_nothing(terminal):
-    term = terminal(PY, MCP_MIN, "call", "greet", "--", *CALC)
+    term = terminal(*cli_argv() + ["call", "greet", "--"] + CALC)
     term.wait_for("name (string, required): ")
     term.type("Ada", "Enter")
     term.wait_for("[a]ccept / [d]ecline / [c]ancel: ")
@@ -577,7 +582,7 @@ def test_a_declined_form_sends_nothing(terminal):
 
 @needs_tmux
 def test_the_shell(terminal):
-    term = terminal(PY, MCP_MIN, "shell", "--", *TOUR)
+    term = terminal(PY, MCP_MIN, "shell", "--", *TOUR)  # as the README writes it (see testsupport.cli_argv)
     term.wait_for("mcp> ")
     term.type("tools", "Enter")
     term.wait_for("count(to: integer")
@@ -599,7 +604,7 @@ def test_the_shell(terminal):
 
 def test_the_shell_reads_commands_from_a_pipe_and_ends_at_eof():
     out = subprocess.run(
-        [PY, MCP_MIN, "shell", "--"] + TOUR, input="call add a=1 b=2\nnosuch\nquit\n", capture_output=True,
+        cli_argv() + ["shell", "--"] + TOUR, input="call add a=1 b=2\nnosuch\nquit\n", capture_output=True,
         text=True, timeout=120, cwd=ROOT)
     assert out.returncode == 0, out.stderr
     assert out.stdout == "3\n"  # no prompts or banner when not on a terminal

@@ -11,12 +11,10 @@ request is cut, so the order "deadline, then answer" is made, not hoped for.
 import json
 import os
 import queue
-import socket
 import sys
 import textwrap
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -26,7 +24,7 @@ sys.path.insert(0, HERE)
 
 import mcp_min  # noqa: E402
 from mcp_min import Client, RequestTimeout, ToolError  # noqa: E402
-from testsupport import wait_for  # noqa: E402
+from testsupport import HttpTestServer, wait_for  # noqa: E402
 
 DEADLINE = 0.5  # seconds; nothing here depends on how long it is, only on it passing
 
@@ -162,55 +160,19 @@ class LateServer(object):
         self.stream = queue.Queue()  # messages for the GET / SSE stream
         self.held = {}
         self.cut = threading.Event()
-        server = self
+        self.httpd = HttpTestServer(post=self.post, get=self.get)
+        self.url = self.httpd.base + ("/sse" if mode.startswith("legacy") else "/mcp")
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):
-                pass
-
-            def reply(self, status, body=b"", headers=()):
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                for k, v in headers:
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(body)
-
-            def sse_headers(self):
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Connection", "close")
-                self.close_connection = True
-                self.end_headers()
-
-            def do_DELETE(self):
-                self.reply(200)
-
-            def do_GET(self):
-                self.sse_headers()
-                if server.mode.startswith("legacy"):
-                    self.wfile.write(b"event: endpoint\ndata: /messages\n\n")
-                    self.wfile.flush()
-                while True:
-                    msg = server.stream.get()
-                    if msg is None:
-                        return
-                    self.wfile.write(("data: %s\n\n" % json.dumps(msg)).encode())
-                    self.wfile.flush()
-
-            def do_POST(self):
-                msg = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-                server.post(self, msg)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.httpd.handle_error = lambda request, address: None
-        base = "http://127.0.0.1:%d" % self.httpd.server_address[1]
-        self.url = base + ("/sse" if mode.startswith("legacy") else "/mcp")
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+    def get(self, h):
+        h.start_sse()
+        if self.mode.startswith("legacy"):
+            h.wfile.write(b"event: endpoint\ndata: /messages\n\n")
+            h.wfile.flush()
+        while True:
+            msg = self.stream.get()
+            if msg is None:
+                return
+            h.event(msg)
 
     def answer(self, rid):
         return dict(ANSWERS[self.kind], jsonrpc="2.0", id=rid)
@@ -227,12 +189,8 @@ class LateServer(object):
                 self.held[msg["params"]["arguments"]["key"]] = msg["id"]
                 return h.reply(202)
             if self.mode == "sse":
-                h.sse_headers()
-            try:
-                while h.connection.recv(1):  # until the client cuts the request
-                    pass
-            except OSError:
-                pass
+                h.start_sse()
+            h.wait_for_hangup()  # until the client cuts the request
             self.cut.set()
             self.stream.put(self.answer(msg["id"]))  # the answer, at once
             h.close_connection = True
@@ -254,8 +212,7 @@ class LateServer(object):
 
     def close(self):
         self.stream.put(None)
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.httpd.stop()
 
 
 @pytest.fixture

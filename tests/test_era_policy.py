@@ -7,10 +7,7 @@ import json
 import logging
 import os
 import socket
-import struct
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -21,6 +18,7 @@ sys.path.insert(0, HERE)
 import mcp_min  # noqa: E402
 from mcp_min import AuthError, AuthRequired, Client, ConnectionClosed, HttpError, OAuth  # noqa: E402
 from test_oauth import OAuthWorld  # noqa: E402
+from testsupport import HttpTestServer  # noqa: E402
 
 FAKE = os.path.join(HERE, "fake_server.py")
 
@@ -30,59 +28,29 @@ class ProbeServer(object):
     an HTTP status (answered with a short body), or "reset" (the connection is reset)."""
 
     def __init__(self, discover):
+        self.discover = discover
         self.methods = []
-        server = self
+        self.httpd = HttpTestServer(post=self.post)  # GET: 405, DELETE: 200
+        self.url = self.httpd.url
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):
-                pass
-
-            def reply(self, status, body, headers=()):
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                for k, v in headers:
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(body)
-
-            def do_GET(self):
-                self.reply(405, b"")
-
-            def do_DELETE(self):
-                self.reply(200, b"")
-
-            def do_POST(self):
-                msg = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-                method = msg.get("method")
-                server.methods.append(method)
-                if method == "server/discover":
-                    if discover == "reset":
-                        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-                        self.connection.close()
-                        self.close_connection = True
-                        return
-                    return self.reply(discover, b'{"error":"try again later"}')
-                if "id" not in msg:
-                    return self.reply(202, b"")
-                result = {}
-                if method == "initialize":
-                    result = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {},
-                              "serverInfo": {"name": "probe", "version": "1"}}
-                self.reply(200, json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}).encode(),
-                           [("Mcp-Session-Id", "s1")] if method == "initialize" else ())
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.httpd.handle_error = lambda request, address: None
-        self.url = "http://127.0.0.1:%d/mcp" % self.httpd.server_address[1]
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+    def post(self, h, msg):
+        method = msg.get("method")
+        self.methods.append(method)
+        if method == "server/discover":
+            if self.discover == "reset":
+                return h.reset()
+            return h.reply(self.discover, b'{"error":"try again later"}')
+        if "id" not in msg:
+            return h.reply(202)
+        result = {}
+        if method == "initialize":
+            result = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {},
+                      "serverInfo": {"name": "probe", "version": "1"}}
+        h.reply(200, json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}).encode(),
+                [("Mcp-Session-Id", "s1")] if method == "initialize" else ())
 
     def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.httpd.stop()
 
 
 @pytest.fixture

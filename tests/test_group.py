@@ -1,5 +1,7 @@
 """Group: every server of an mcpServers configuration at once (real processes: examples/calc.py,
-tests/fake_server.py, a command that does not exist, an HTTP server in this process)."""
+tests/fake_server.py, a command that does not exist; HTTP servers in this process).  A Group
+starts its servers from their entries, so tests about processes keep commands; tests about the
+group itself (names, separators, bad entries) use examples/calc.py over HTTP on a thread."""
 import json
 import os
 import sys
@@ -10,6 +12,8 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.join(ROOT, "examples"))
+import calc as calc_example  # noqa: E402  (examples/calc.py)
 from inproc_server import Server, serve_http  # noqa: E402
 from mcp_min import Group, McpError, ToolError  # noqa: E402
 from testsupport import wait_for  # noqa: E402
@@ -32,6 +36,18 @@ def ours():
     process and outlives clients by design: DEADLINE_THREAD_IDLE)."""
     return [t.name for t in threading.enumerate() if t not in BEFORE and t.name.startswith("mcp_min-")
             and t.name != "mcp_min-deadlines"]
+
+
+@pytest.fixture
+def calc_http():
+    """An entry for examples/calc.py over Streamable HTTP on a thread of this process: {"url": ...}."""
+    httpd = calc_example.CalcHTTPServer(("127.0.0.1", 0), calc_example.Handler)
+    # (poll_interval: shutdown() waits up to one; the default 0.5 s would be most of the test)
+    threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True, name="calc-http").start()
+    yield {"url": "http://127.0.0.1:%d/mcp" % httpd.server_address[1]}
+    httpd.shutdown()
+    httpd.close_all_sessions()
+    httpd.server_close()
 
 
 def test_a_group_lists_and_calls_namespaced_tools_and_reports_the_failing_one(tmp_path):
@@ -71,8 +87,8 @@ def test_a_group_lists_and_calls_namespaced_tools_and_reports_the_failing_one(tm
     assert wait_for(lambda: not ours())
 
 
-def test_a_custom_separator_and_a_plain_dict():
-    with Group({"a": CALC, "b": CALC}, separator="__") as group:
+def test_a_custom_separator_and_a_plain_dict(calc_http):
+    with Group({"a": calc_http, "b": calc_http}, separator="__") as group:
         assert sorted(t["name"] for t in group.list_tools() if t["name"].endswith("__add")) == ["a__add", "b__add"]
         assert group.call("b__subtract", a=5, b=3) == 2
         assert group.client("a").call("add", a=1, b=1) == 2
@@ -89,8 +105,8 @@ def test_bad_configs(config, says):
         Group(config)
 
 
-def test_bad_entries_are_that_servers_errors():
-    with Group({"x": {"args": []}, "y": 5, "calc": CALC}, separator="/") as group:
+def test_bad_entries_are_that_servers_errors(calc_http):
+    with Group({"x": {"args": []}, "y": 5, "calc": calc_http}, separator="/") as group:
         assert list(group.clients) == ["calc"]
         assert "neither a command nor a url" in str(group.errors["x"])
         assert isinstance(group.errors["y"], ValueError)

@@ -1,7 +1,7 @@
 """Adversarial tests for mcp_min (issue 11): hostile peers, odd process models, hostile input.
 
 Every test drives mcp_min through its public API (Client, its methods, Future, the exceptions,
-``python mcp_min.py`` as a subprocess) against a purpose-built hostile peer from tests/hostile/:
+the command line as a subprocess) against a purpose-built hostile peer from tests/hostile/:
 
   stdio_server.py  a stdio server whose misbehaviour is chosen per tool / by a JSON config
   http_server.py   a raw-socket HTTP server (Streamable HTTP in both eras, legacy HTTP+SSE, a
@@ -40,7 +40,7 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 import mcp_min  # noqa: E402
-from testsupport import wait_for  # noqa: E402
+from testsupport import run_cli, wait_for  # noqa: E402
 from mcp_min import (Client, ConnectionClosed, HttpError, McpError, RequestCancelled,  # noqa: E402
                      RequestTimeout)
 
@@ -49,7 +49,6 @@ PEERS = os.path.join(HERE, "hostile")
 STDIO_SERVER = os.path.join(PEERS, "stdio_server.py")
 HTTP_SERVER = os.path.join(PEERS, "http_server.py")
 SCENARIOS = os.path.join(PEERS, "scenarios.py")
-MCP_MIN_FILE = os.path.abspath(mcp_min.__file__)
 
 T = 0.5  # the deadline given to calls that a hostile peer tries to stretch
 LIMIT = 3.5  # ... and the wall-clock bound they must end within (7x the deadline)
@@ -1633,10 +1632,10 @@ def test_exception_raised_in_a_worker_process_arrives_intact(pool_outcome, name)
 # ---------------------------------------------------------------------------
 
 def cli(args, env=None, timeout=30):
-    """python mcp_min.py ARGS.  -S skips site-packages (mcp_min is standard library only; on this
-    machine site costs 70 ms per start, and this file starts the CLI about 60 times)."""
-    return subprocess.run([PY, "-S", MCP_MIN_FILE] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          timeout=timeout, env=env, cwd=ROOT)
+    """The command line with ARGS, from its bytecode (testsupport.cli_argv).  -S skips site-packages
+    (mcp_min is standard library only; on this machine site costs 70 ms per start, and this file
+    starts the CLI about 60 times)."""
+    return run_cli(*args, python_options=["-S"], timeout=timeout, env=env, cwd=ROOT)
 
 
 def message_lines(stderr):

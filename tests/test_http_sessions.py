@@ -9,10 +9,8 @@ requests it saw and the requests that came without a session id.
 """
 import json
 import os
-import socket
 import sys
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -21,7 +19,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import mcp_min  # noqa: E402
 from mcp_min import Client, ConnectionClosed  # noqa: E402
-from testsupport import wait_for  # noqa: E402
+from testsupport import HttpTestServer, wait_for  # noqa: E402
 
 VERSION = "2025-11-25"
 GONE_BODIES = {404: b"", 400: b'{"jsonrpc":"2.0","error":{"code":-32000,'
@@ -59,69 +57,8 @@ class SessionServer(object):
         self.streams = []  # open GET streams (handlers)
         self.stream_opened = threading.Event()
         self.stream_gone = threading.Event()  # a GET was answered "session gone"
-        self._conns = set()
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):
-                pass
-
-            def setup(self):
-                BaseHTTPRequestHandler.setup(self)
-                with server.lock:
-                    server._conns.add(self.connection)
-
-            def finish(self):
-                with server.lock:
-                    server._conns.discard(self.connection)
-                try:
-                    BaseHTTPRequestHandler.finish(self)
-                except OSError:
-                    pass
-
-            def do_POST(self):
-                msg = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-                server.post(self, msg)
-
-            def do_GET(self):
-                server.get(self)
-
-            def do_DELETE(self):
-                with server.lock:
-                    server.sessions.discard(self.headers.get("Mcp-Session-Id"))
-                self.reply(200)
-
-            def reply(self, status, body=b"", headers=()):
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                for k, v in headers:
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(body)
-
-            def start_sse(self):
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Connection", "close")
-                self.close_connection = True
-                self.end_headers()
-
-            def event(self, msg, event_id=None):
-                text = ("id: %s\n" % event_id if event_id else "") + "data: %s\n\n" % (
-                    json.dumps(msg) if msg is not None else "")
-                self.wfile.write(text.encode())
-                self.wfile.flush()
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-        self.httpd.daemon_threads = True
-        self.httpd.handle_error = lambda request, address: None  # clients hanging up are expected
-        self.port = self.httpd.server_address[1]
-        self.url = "http://127.0.0.1:%d/mcp" % self.port
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
+        self.httpd = HttpTestServer(post=self.post, get=self.get, delete=self.delete, port=port)
+        self.port, self.url = self.httpd.port, self.httpd.url
 
     # -- control ---------------------------------------------------------------------
     def forget(self):
@@ -129,22 +66,11 @@ class SessionServer(object):
             self.sessions.clear()
             streams, self.streams = self.streams, []
         for h in streams:  # a server that forgets a session ends its streams
-            try:
-                h.connection.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+            h.cut()
 
     def stop(self):
         """Stop listening and cut every connection (a server process that died)."""
-        self.httpd.shutdown()
-        self.httpd.server_close()
-        with self.lock:
-            conns = list(self._conns)
-        for conn in conns:
-            try:
-                conn.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+        self.httpd.stop()
 
     def restart(self):
         """The same server started again on the same port: no session survives."""
@@ -172,6 +98,11 @@ class SessionServer(object):
                 self.stream_gone.set()
             h.reply(self.gone_status, GONE_BODIES[self.gone_status])
         return known
+
+    def delete(self, h):
+        with self.lock:
+            self.sessions.discard(h.headers.get("Mcp-Session-Id"))
+        h.reply(200)
 
     def post(self, h, msg):
         method = msg.get("method")
@@ -244,11 +175,7 @@ class SessionServer(object):
         with self.lock:
             self.streams.append(h)
         self.stream_opened.set()
-        try:
-            while h.connection.recv(1):  # until the client or forget() ends it
-                pass
-        except OSError:
-            pass
+        h.wait_for_hangup()  # until the client or forget() ends it
 
 
 @pytest.fixture

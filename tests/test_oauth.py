@@ -20,7 +20,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
@@ -30,6 +30,7 @@ if ROOT not in sys.path:
 
 import mcp_min  # noqa: E402
 from mcp_min import AuthError, AuthRequired, Client, OAuth, RequestTimeout  # noqa: E402
+from testsupport import HttpTestServer, cli_argv  # noqa: E402
 
 
 def b64url(data):
@@ -211,15 +212,12 @@ class OAuthWorld(object):
                     status, obj, headers = 404, {"error": "not_found"}, None
                 self._send(status, obj, headers)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.base = "http://127.0.0.1:%d" % self.server.server_address[1]
-        self.url = self.base + "/mcp"
+        self.server = HttpTestServer(handler=Handler)
+        self.base, self.url = self.server.base, self.server.url
         self.issuer = self.base + self.cfg["issuer_path"]
-        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
 
     def close(self):
-        self.server.shutdown()
-        self.server.server_close()
+        self.server.stop()
 
     def paths(self, method="GET"):
         return [p for m, p, _ in self.log if m == method]
@@ -396,13 +394,11 @@ class Recorder(object):
 
             do_GET = do_POST = _record
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.base = "http://127.0.0.1:%d" % self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
+        self.server = HttpTestServer(handler=Handler)
+        self.base = self.server.base
 
     def close(self):
-        self.server.shutdown()
-        self.server.server_close()
+        self.server.stop()
 
 
 @pytest.fixture
@@ -1143,8 +1139,8 @@ def test_cli_workload_identity_with_dpop(oauth_world, tmp_path):
     w = oauth_world(registration=False, scopes_supported=["wl"])
     token_file = tmp_path / "token"
     token_file.write_text("cli-workload-jwt\n", encoding="utf-8")
-    out = subprocess.run([sys.executable, os.path.join(ROOT, "mcp_min.py"), "--url", w.url, "--assertion-file",
-                          str(token_file), "--dpop", "--client-id", "wl-cli", "call", "whoami"],
+    out = subprocess.run(cli_argv() + ["--url", w.url, "--assertion-file", str(token_file), "--dpop",
+                                       "--client-id", "wl-cli", "call", "whoami"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
     assert out.returncode == 0 and out.stdout.decode().strip() == "wl", out.stderr.decode()
     (tok,) = w.posts("/token")

@@ -18,11 +18,11 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
+import fake_server  # noqa: E402
 import mcp_min  # noqa: E402
 from mcp_min import Client, McpError, OutputValidationError, ToolError  # noqa: E402
 
 SUITE = os.path.join(HERE, "schema-test-suite")
-FAKE_SERVER = os.path.join(HERE, "fake_server.py")
 
 # (file, group description) -> why the validator refuses that group's schema.
 REFUSED = {
@@ -234,7 +234,8 @@ def test_output_validation_error_pickles_and_copies_with_its_attributes():
 
 
 # ---------------------------------------------------------------------------
-# Calls: tool output and elicitation answers, in both eras, against tests/fake_server.py
+# Calls: tool output and elicitation answers, in both eras, against tests/fake_server.py on a
+# thread of this process (Client.over())
 # ---------------------------------------------------------------------------
 
 SHAPE = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"],
@@ -242,9 +243,9 @@ SHAPE = {"type": "object", "properties": {"n": {"type": "integer"}}, "required":
 ERAS = {"handshake": {}, "2026-07-28": {"discover": "modern"}}
 
 
-def fake(era, **cfg):
-    cfg.update(ERAS[era])
-    return [sys.executable, FAKE_SERVER, json.dumps(cfg)]
+def client_for(era, cfg=None, **options):
+    """A Client.over() of tests/fake_server.py (config ``cfg``) on a thread, speaking ``era``."""
+    return fake_server.client_for(dict(cfg or {}, **ERAS[era]), **options)
 
 
 @pytest.fixture(params=sorted(ERAS))
@@ -253,7 +254,7 @@ def era(request):
 
 
 def test_output_is_checked_once_the_tool_list_is_known(era):
-    with Client(fake(era, output_schemas={"echo": SHAPE, "text": SHAPE})) as c:
+    with client_for(era, {"output_schemas": {"echo": SHAPE, "text": SHAPE}}) as c:
         assert c.call("echo", n="not checked yet") == {"n": "not checked yet"}  # no list is fetched for it
         c.list_tools()
         assert c.call("echo", n=3) == {"n": 3}
@@ -277,13 +278,13 @@ def test_output_is_checked_once_the_tool_list_is_known(era):
 
 
 def test_a_tool_without_an_output_schema_is_not_checked(era):
-    with Client(fake(era, output_schemas={"text": SHAPE})) as c:
+    with client_for(era, {"output_schemas": {"text": SHAPE}}) as c:
         c.list_tools()
         assert c.call("echo", anything=[1, 2]) == {"anything": [1, 2]}
 
 
 def test_validate_false_passes_output_through(era):
-    with Client(fake(era, output_schemas={"echo": SHAPE}), validate=False) as c:
+    with client_for(era, {"output_schemas": {"echo": SHAPE}}, validate=False) as c:
         c.list_tools()
         assert c.call("echo", n="three") == {"n": "three"}
 
@@ -299,7 +300,7 @@ def test_validate_takes_another_validator(era):
         if instance.get("n") == 0:
             raise Wrong("zero is right out")
 
-    with Client(fake(era, output_schemas={"echo": SHAPE}), validate=validate) as c:
+    with client_for(era, {"output_schemas": {"echo": SHAPE}}, validate=validate) as c:
         c.list_tools()
         assert c.call("echo", n="any") == {"n": "any"}
         with pytest.raises(OutputValidationError) as info:
@@ -310,12 +311,12 @@ def test_validate_takes_another_validator(era):
 
 def test_validate_must_be_a_bool_or_callable():
     with pytest.raises(ValueError, match="validate must be"):
-        Client(fake("handshake"), validate="yes")
+        Client(["/nonexistent/never-started"], validate="yes")  # refused before anything starts
 
 
 def test_a_schema_mcp_min_cannot_check_is_logged_and_not_checked(era, caplog):
     hostile = {"type": "object", "properties": {"n": {"type": "string", "pattern": "^(a+)+$"}}}
-    with Client(fake(era, output_schemas={"echo": hostile, "text": SHAPE})) as c:
+    with client_for(era, {"output_schemas": {"echo": hostile, "text": SHAPE}}) as c:
         with caplog.at_level(logging.WARNING, logger="mcp_min"):
             c.list_tools()
         assert c.call("echo", n="aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!") == {"n": "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!"}
@@ -326,7 +327,7 @@ def test_a_schema_mcp_min_cannot_check_is_logged_and_not_checked(era, caplog):
 
 
 def test_tools_list_changed_drops_the_old_schemas():
-    with Client(fake("handshake", output_schemas={"echo": SHAPE})) as c:
+    with client_for("handshake", {"output_schemas": {"echo": SHAPE}}) as c:
         c.list_tools()
         with pytest.raises(OutputValidationError):
             c.call("echo", n="x")
@@ -344,7 +345,7 @@ def test_elicitation_answers_are_checked_before_they_are_sent(caplog):
     answers = [{"action": "accept", "content": {"age": 42}}, {"action": "accept", "content": {"age": "old"}},
                {"action": "decline"}]
     ask = {"method": "elicitation/create", "params": {"mode": "form", "message": "age?", "requestedSchema": AGE}}
-    with Client(fake("handshake"), elicitation=lambda params: answers.pop(0)) as c:
+    with client_for("handshake", elicitation=lambda params: answers.pop(0)) as c:
         assert c.call("ask", ask)["result"] == {"action": "accept", "content": {"age": 42}}
         with caplog.at_level(logging.WARNING, logger="mcp_min"):
             reply = c.call("ask", ask)
@@ -357,25 +358,25 @@ def test_elicitation_answers_are_checked_before_they_are_sent(caplog):
 
 def test_elicitation_answers_pass_unchecked_with_validate_false():
     ask = {"method": "elicitation/create", "params": {"mode": "form", "message": "age?", "requestedSchema": AGE}}
-    with Client(fake("handshake"), validate=False,
-                elicitation=lambda params: {"action": "accept", "content": {"age": "old"}}) as c:
+    with client_for("handshake", validate=False,
+                    elicitation=lambda params: {"action": "accept", "content": {"age": "old"}}) as c:
         assert c.call("ask", ask)["result"]["content"] == {"age": "old"}
 
 
 def test_2026_input_answers_are_checked_before_they_are_sent():
     # ask_input asks for {"name": string} and the roots; a number is no name.
-    with Client(fake("2026-07-28"), roots=["/tmp"],
-                elicitation=lambda params: {"action": "accept", "content": {"name": 7}}) as c:
+    with client_for("2026-07-28", roots=["/tmp"],
+                    elicitation=lambda params: {"action": "accept", "content": {"name": 7}}) as c:
         with pytest.raises(McpError, match="content/name does not match the requestedSchema: 7 is not of type string"):
             c.call("ask_input")
-    with Client(fake("2026-07-28"), roots=["/tmp"],
-                elicitation=lambda params: {"action": "accept", "content": {"name": "Ada"}}) as c:
+    with client_for("2026-07-28", roots=["/tmp"],
+                    elicitation=lambda params: {"action": "accept", "content": {"name": "Ada"}}) as c:
         assert c.call("ask_input")["responses"]["who"]["content"] == {"name": "Ada"}
 
 
 def test_the_readme_example():
     weather = {"type": "object", "properties": {"temperature": {"type": "number"}}}
-    with Client(fake("handshake", output_schemas={"echo": weather})) as client:
+    with client_for("handshake", {"output_schemas": {"echo": weather}}) as client:
         client.list_tools()
         try:
             client.call("echo", temperature="warm")
@@ -407,7 +408,7 @@ def test_the_result_of_a_task_is_checked(version):
 
 def test_jsonschema_validate_plugs_in(era):
     jsonschema = pytest.importorskip("jsonschema")
-    with Client(fake(era, output_schemas={"echo": SHAPE}), validate=jsonschema.validate) as c:
+    with client_for(era, {"output_schemas": {"echo": SHAPE}}, validate=jsonschema.validate) as c:
         c.list_tools()
         assert c.call("echo", n=3) == {"n": 3}
         with pytest.raises(OutputValidationError) as info:

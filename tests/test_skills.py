@@ -24,9 +24,9 @@ sys.path.insert(0, ROOT)
 
 import mcp_min  # noqa: E402
 from mcp_min import Client, McpError, RequestError, SkillVerificationError  # noqa: E402
+from testsupport import cli_argv  # noqa: E402
 
 SERVER = os.path.join(HERE, "skills_server.py")
-MCP_MIN = os.path.join(ROOT, "mcp_min.py")
 EXT = "io.modelcontextprotocol/skills"
 
 
@@ -425,7 +425,7 @@ def test_errors_pickle_and_copy_with_their_attributes():
 # ---------------------------------------------------------------------------
 
 def run_cli(*args):
-    return subprocess.run([sys.executable, MCP_MIN] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    return subprocess.run(cli_argv() + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           encoding="utf-8", timeout=60, env=dict(os.environ, PYTHONIOENCODING="utf-8"))
 
 

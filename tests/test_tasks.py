@@ -21,7 +21,7 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 import mcp_min  # noqa: E402
-from testsupport import UNDER_WINE, WINE_SLOW_START, wait_for  # noqa: E402
+from testsupport import UNDER_WINE, WINE_SLOW_START, cli_argv, wait_for  # noqa: E402
 from mcp_min import (Client, McpError, RequestCancelled, RequestError, RequestTimeout, ToolError,  # noqa: E402
                      UrlElicitationRequired)
 
@@ -414,7 +414,7 @@ def test_url_elicitation_is_not_declared_before_2025_11_25(server):
 
 def test_cli_shows_task_status_while_it_waits(server):
     argv, _ = server()
-    out = subprocess.run([PY, os.path.join(ROOT, "mcp_min.py"), "call", "work", "s=0.3", "poll_ms=50", "--"] + argv,
+    out = subprocess.run(cli_argv() + ["call", "work", "s=0.3", "poll_ms=50", "--"] + argv,
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout) == {"slept": 0.3}
@@ -425,7 +425,7 @@ def test_cli_reattaches_to_a_task_by_id(http_server):
     url, _ = http_server()
     with Client(url) as c:
         task_id = c.start("work", s=0.3, poll_ms=50).id
-    cli = [PY, os.path.join(ROOT, "mcp_min.py"), "--url", url]
+    cli = cli_argv() + ["--url", url]
     out = subprocess.run(cli + ["task", task_id], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout) == {"slept": 0.3}
@@ -437,8 +437,8 @@ def test_cli_reattaches_to_a_task_by_id(http_server):
 
 def test_cli_url_elicitation_without_a_terminal_prints_and_cancels(server):
     argv, _ = server()
-    out = subprocess.run([PY, os.path.join(ROOT, "mcp_min.py"), "--protocol-version", "2025-11-25", "call",
-                          "visit", "--"] + argv, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    out = subprocess.run(cli_argv() + ["--protocol-version", "2025-11-25", "call", "visit", "--"] + argv,
+                         capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert out.returncode == 0, out.stderr
     assert "https://example.com/look" in out.stderr and "Look here" in out.stderr
     assert json.loads(out.stdout) == {"action": "cancel"}

@@ -14,7 +14,7 @@ import ssl
 import subprocess
 import sys
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
@@ -25,6 +25,7 @@ if ROOT not in sys.path:
 
 import mcp_min  # noqa: E402
 from mcp_min import Client, ConnectionClosed, HttpError  # noqa: E402
+from testsupport import HttpTestServer, cli_argv  # noqa: E402
 
 PY = sys.executable
 
@@ -70,12 +71,8 @@ class McpHandler(BaseHTTPRequestHandler):
 
 
 def serve(handler, name="tls-server", context=None):
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    server.daemon_threads = True
+    server = HttpTestServer(handler=handler, tls=context)
     server.name, server.seen = name, []
-    if context is not None:
-        server.socket = context.wrap_socket(server.socket, server_side=True)
-    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
     return server
 
 
@@ -129,11 +126,10 @@ def https(pki):
 
     def make(**kwargs):
         made.append(serve(McpHandler, context=server_context(pki, **kwargs)))
-        return "https://127.0.0.1:%d/mcp" % made[-1].server_address[1]
+        return made[-1].url
     yield make
     for server in made:
-        server.shutdown()
-        server.server_close()
+        server.stop()
 
 
 # -- TLS --------------------------------------------------------------------------------------------
@@ -286,8 +282,7 @@ def test_oauth_traffic_uses_the_clients_tls_settings(pki):
         assert client_sockets_to(ports) == []
     finally:
         for server in (auth_server, mcp_server):
-            server.shutdown()
-            server.server_close()
+            server.stop()
 
 
 def test_cli_tls_options(https, pki):
@@ -295,8 +290,8 @@ def test_cli_tls_options(https, pki):
     env = dict(os.environ, PYTHONPATH=ROOT)
 
     def cli(*args):
-        return subprocess.run([PY, os.path.join(ROOT, "mcp_min.py")] + list(args), stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, env=env, timeout=60)
+        return subprocess.run(cli_argv() + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                              timeout=60)
     ok = cli("--url", url, "--cacert", pki("ca.pem"), "call", "echo", "x=1")
     assert ok.returncode == 0 and b'"x": 1' in ok.stdout, ok.stderr.decode()
     refused = cli("--url", url, "call", "echo", "x=1")
@@ -359,11 +354,10 @@ class SseOrStreamable(McpHandler):
 @pytest.fixture
 def go_like():
     server = serve(SseOrStreamable)
-    yield "http://127.0.0.1:%d/sse" % server.server_address[1]
+    yield server.base + "/sse"
     if getattr(server, "done", None) is not None:
         server.done.set()
-    server.shutdown()
-    server.server_close()
+    server.stop()
 
 
 def test_auto_cannot_reach_a_server_that_answers_posts_at_its_sse_url(go_like):
@@ -394,8 +388,8 @@ def test_transport_values_are_checked():
 
 def test_cli_transport(go_like):
     env = dict(os.environ, PYTHONPATH=ROOT)
-    out = subprocess.run([PY, os.path.join(ROOT, "mcp_min.py"), "--url", go_like, "--transport", "sse", "--json",
-                          "info"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, timeout=60)
+    out = subprocess.run(cli_argv() + ["--url", go_like, "--transport", "sse", "--json", "info"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, timeout=60)
     assert out.returncode == 0 and b"legacy-sse" in out.stdout, out.stderr.decode()
 
 

@@ -1,6 +1,11 @@
 """Helpers shared by the test files (not a test module itself)."""
+import json
+import socket
+import struct
 import sys
+import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 def _under_wine():
@@ -29,3 +34,230 @@ def wait_for(predicate, timeout=10.0):
             return True
         time.sleep(0.01)
     return predicate()
+
+
+# How often a serving thread wakes to see whether stop() was called: stop() waits up to one
+# interval, and socketserver's default (0.5 s) made each test's teardown take 0.3-0.5 s.
+POLL_INTERVAL = 0.05
+
+
+def _cut(connection):
+    """Shut a connection both ways, as a server that drops it (the peer reads EOF or a reset)."""
+    try:
+        connection.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass  # already gone
+
+
+class HttpTestHandler(BaseHTTPRequestHandler):
+    """HttpTestServer's request handler (HTTP/1.1): hands each request to the server's callables,
+    ``post(request, msg)`` with the body parsed as JSON, ``get(request)`` or ``delete(request)``.
+    ``request`` is this handler: its ``path``, ``headers`` and ``connection``, and the ways to
+    answer below.  Subclass it for what a callable cannot say (another protocol version)."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass  # one line per request on stderr would bury a failing test's output
+
+    def do_POST(self):
+        self.server.on_post(self, self.read_json())
+
+    def do_GET(self):
+        self.server.on_get(self)
+
+    def do_DELETE(self):
+        self.server.on_delete(self)
+
+    def read_json(self):
+        return json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+
+    def reply(self, status, body=b"", headers=(), content_type="application/json"):
+        """A whole answer: ``body`` (bytes) with its length, plus ``headers`` as (name, value) pairs."""
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in headers:
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def start_sse(self):
+        """Start a 200 answer that is an SSE stream; it ends with the connection (see event())."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.close_connection = True
+        self.end_headers()
+
+    def event(self, msg, event_id=None):
+        """One SSE event whose data is ``msg`` as JSON (None: empty data, as a priming event has)."""
+        text = ("id: %s\n" % event_id if event_id else "") + "data: %s\n\n" % (
+            json.dumps(msg) if msg is not None else "")
+        self.wfile.write(text.encode())
+        self.wfile.flush()
+
+    def wait_for_hangup(self):
+        """Block until the client closes the connection, or it is cut (cut(), the server's stop())."""
+        try:
+            while self.connection.recv(1):
+                pass
+        except OSError:
+            pass
+
+    def cut(self):
+        """Cut this connection both ways, as a server that drops it."""
+        _cut(self.connection)
+
+    def reset(self):
+        """Close this connection with a reset (RST, not FIN): the client sees ECONNRESET."""
+        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.connection.close()
+        self.close_connection = True
+
+
+class HttpTestServer(ThreadingHTTPServer):
+    """An HTTP server for one test on 127.0.0.1, serving on a daemon thread from the start:
+
+        with HttpTestServer(post=answer) as server:     # answer(request, msg)
+            Client(server.url) ...                      # http://127.0.0.1:PORT/mcp
+
+    ``post``, ``get`` and ``delete`` are called with the HttpTestHandler (see there); without
+    them a POST is answered 405, a GET 405 (no stream) and a DELETE 200 (the session ended).
+    ``port``: 0 for any free one, or one to start again on (a restarted server).  ``handler``:
+    another handler class, for servers that need their own (it may ignore the callables).
+    ``tls``: an ssl.SSLContext for https.  stop() (also close(), and leaving the ``with``)
+    returns within POLL_INTERVAL and cuts every connection still open, as a server that exits."""
+
+    daemon_threads = True  # a handler still blocked when the test ends does not keep the process
+
+    def __init__(self, post=None, get=None, delete=None, port=0, handler=HttpTestHandler, tls=None):
+        ThreadingHTTPServer.__init__(self, ("127.0.0.1", port), handler)
+        if tls is not None:
+            self.socket = tls.wrap_socket(self.socket, server_side=True)
+        self.on_post = post or (lambda request, msg: request.reply(405))
+        self.on_get = get or (lambda request: request.reply(405))
+        self.on_delete = delete or (lambda request: request.reply(200))
+        self.port = self.server_address[1]
+        self.base = "%s://127.0.0.1:%d" % ("https" if tls is not None else "http", self.port)
+        self.url = self.base + "/mcp"
+        self._lock = threading.Lock()
+        self._connections = set()
+        self.thread = threading.Thread(target=self.serve_forever, args=(POLL_INTERVAL,), daemon=True,
+                                       name="http-test-server-%d" % self.port)
+        self.thread.start()
+
+    def process_request(self, request, client_address):
+        with self._lock:
+            self._connections.add(request)
+        ThreadingHTTPServer.process_request(self, request, client_address)
+
+    def shutdown_request(self, request):
+        with self._lock:
+            self._connections.discard(request)
+        ThreadingHTTPServer.shutdown_request(self, request)
+
+    def handle_error(self, request, client_address):
+        if isinstance(sys.exc_info()[1], OSError):
+            return  # a client that hung up, or a connection stop() cut: expected here
+        ThreadingHTTPServer.handle_error(self, request, client_address)  # a bug in the test's server
+
+    def stop(self):
+        """Stop serving and listening, and cut every connection still open."""
+        self.shutdown()
+        self.server_close()
+        with self._lock:
+            connections = list(self._connections)
+        for connection in connections:
+            _cut(connection)
+
+    close = stop
+
+    def __exit__(self, *exc_info):
+        self.stop()  # (socketserver's own __exit__ only closes the socket: serve_forever would go on)
+
+
+# ---------------------------------------------------------------------------
+# The command line as a subprocess
+# ---------------------------------------------------------------------------
+# The tests start the CLI about 180 times per interpreter.  Started as the script the README shows
+# (``python mcp_min.py``), every start compiles the 470 KB module first, about 0.15 s of CPU: a
+# main script's bytecode is never cached, and CI sets PYTHONDONTWRITEBYTECODE.  So the tests start
+# it as the module instead (what ``python -m mcp_min`` does), which loads the bytecode that
+# ensure_bytecode() keeps current.  The program sees what the script form gives it: the same
+# sys.argv (argv[0] the path of mcp_min.py, so its usage still reads "python mcp_min.py"), this
+# checkout first on sys.path and not the current directory, and __name__ "__main__".
+# The script form, as users type it, is still run by test_cli.py's
+# test_every_command_runs_on_the_bundled_examples (the README's commands, in the default era) and
+# test_the_shell (on a terminal), and by test_mcp_min.py's test_cli_call_prints_the_value (the
+# README's first command).
+import os  # noqa: E402  (here, with the code that needs them)
+import subprocess  # noqa: E402
+
+# The directory whose mcp_min.py the tests run ($MCP_MIN_DIR, as tests/hostile/scenarios.py reads it).
+MCP_MIN_DIR = os.environ.get("MCP_MIN_DIR") or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MCP_MIN_SOURCE = os.path.join(MCP_MIN_DIR, "mcp_min.py")
+
+# ``python -c`` with this, then the CLI's arguments.  Not ``-m mcp_min``: -m puts the current
+# directory first on sys.path, and the tests run the CLI from various directories.  -c puts it
+# there too (as ""), unless -I or -P: removed, as a script's sys.path does not have it.
+_CLI_BOOTSTRAP = """\
+import runpy, sys
+if sys.path[:1] == [""]:
+    del sys.path[0]
+sys.path.insert(0, %s)
+runpy.run_module("mcp_min", run_name="__main__", alter_sys=True)
+"""
+
+
+def _bytecode_is_current(source, cache):
+    """The check the import system makes before it uses a timestamp-based cache (PEP 552)."""
+    import importlib.util
+    try:
+        stat = os.stat(source)
+        with open(cache, "rb") as f:
+            header = f.read(16)
+    except OSError:
+        return False
+    return header == importlib.util.MAGIC_NUMBER + struct.pack(
+        "<III", 0, int(stat.st_mtime) & 0xFFFFFFFF, stat.st_size & 0xFFFFFFFF)
+
+
+def ensure_bytecode(source=MCP_MIN_SOURCE):
+    """Write this interpreter's bytecode cache of ``source`` (mcp_min.py) unless it is current, so
+    that the CLI runs of cli_argv() load it instead of compiling the module each.  Returns the
+    cache's path, or None where there is none: a Python without a cache, a checkout it cannot
+    write (the runs are then only slower).  Cheap when current (a stat and 16 bytes read).  Safe
+    when several interpreters and test processes call it at once: py_compile writes a temporary
+    file and renames it over the cache, and every writer writes the same bytes."""
+    import importlib.util
+    try:
+        cache = importlib.util.cache_from_source(source)
+    except NotImplementedError:  # sys.implementation.cache_tag is None: no caching
+        return None
+    if _bytecode_is_current(source, cache):
+        return cache
+    import py_compile
+    try:
+        # TIMESTAMP: the header _bytecode_is_current() checks (SOURCE_DATE_EPOCH would make a hash-based one)
+        py_compile.compile(source, cfile=cache, doraise=True,
+                           invalidation_mode=py_compile.PycInvalidationMode.TIMESTAMP)
+    except (OSError, py_compile.PyCompileError):  # (Windows refuses the rename while another process reads it)
+        return None
+    return cache
+
+
+def cli_argv(*python_options):
+    """The argv that runs mcp_min's command line, from its bytecode (see above): append the CLI's
+    arguments.  ``python_options`` go to the interpreter (``"-S"``)."""
+    ensure_bytecode()  # (current already, normally: tests/conftest.py calls it once per session)
+    return [sys.executable] + list(python_options) + ["-c", _CLI_BOOTSTRAP % ascii(MCP_MIN_DIR)]
+
+
+def run_cli(*args, python_options=(), **kwargs):
+    """subprocess.run() of the command line with these arguments (see cli_argv); stdout and stderr
+    are captured unless ``kwargs`` say otherwise."""
+    if "capture_output" not in kwargs:
+        kwargs.setdefault("stdout", subprocess.PIPE)
+        kwargs.setdefault("stderr", subprocess.PIPE)
+    return subprocess.run(cli_argv(*python_options) + list(args), **kwargs)
