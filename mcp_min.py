@@ -69,24 +69,30 @@ The deadline wins (``_in_time``): whatever is routed to a request after its
 deadline -- a result, an error a server sends the moment its request is cut or
 cancelled, an HTTP error status -- settles it as RequestTimeout; an answer routed
 before the deadline wins, however late the caller looks at it.  Only the loss of
-the whole connection stays ConnectionClosed (what every later call raises).
+the whole connection stays ConnectionClosed (what every later call raises).  On
+the way out too: a request, notification or answer whose deadline passes while it
+is still being written raises RequestTimeout, not the broken pipe of the connection
+the deadline thread cut (``_network_error``); over stdio and ``Client.over`` such a
+write has put part of a message out, so mcp_min drops the connection: the writer
+gets RequestTimeout, every later call ConnectionClosed.
 
 Era policy.  ``protocol_version="auto"`` first asks ``server/discover``.  A
 result listing versions picks the newest common one; 2026-07-28 is stateless
-(every request carries our ``_meta``).  What the probe meets is an era verdict
-only when it is what an older server does with a method it does not know
-(``_era_verdict``): it answers a JSON-RPC error (except the 2026-07-28 errors
--32020/-32021, which a 2026 server sends), or over HTTP a 4xx other than 401
-and 403 (no such route or method, no session); it says nothing within
-``probe_timeout`` (at most PROBE_SHARE of the connect timeout: it ignores the
-request); or, over stdio, it exits (chokes
-on it).  Then the server is handshake era: mcp_min restarts a dead stdio
-server and sends ``initialize``; waiting longer would slow every old server
-down.  Anything else is about the server's state, not its era, and is raised
-as it is: authorization failures (AuthRequired, AuthError, HTTP 401/403: the
-user would log in a second time for initialize), and over HTTP a connection
-refused, reset or cut and a 5xx answer (an outage or a proxy; initialize would
-only meet it again, and its error would name the wrong cause).
+(every request carries our ``_meta``).  What the probe meets otherwise is judged
+by one table (``_era_verdict``): it is a handshake-era server when the answer is
+what an older server does with a method it does not know -- any JSON-RPC error
+but the 2026-07-28 ones, whatever the HTTP status (some answer 500 with one);
+over HTTP a 4xx other than 401/403 (no such route, method or session) or a 2xx
+that is no MCP answer; silence for ``probe_timeout`` (at most PROBE_SHARE of the
+connect timeout); over stdio an exit, also one after that wait and before the
+answer to ``initialize`` (a server slower to start than the wait).  Then mcp_min
+restarts a dead stdio server once and sends ``initialize``; waiting longer would
+slow every old server down.  What is about the server's state, not its era, is
+raised as it is: authorization failures (AuthRequired, AuthError, HTTP 401/403:
+the user would log in a second time for initialize), and over HTTP a connection
+refused, reset or cut and a 5xx whose body is no JSON-RPC error (an outage or a
+proxy; initialize would only meet it again, and its error would name the wrong
+cause).
 
 HTTP.  One engine (``_HttpEngine``) on connections of its own (``_Conn``,
 ``http.client`` underneath): proxies from the environment as urllib reads them
@@ -96,7 +102,11 @@ too), kept-alive connections (a new TCP connection per call would triple a
 call's cost), redirects followed only for GET with credentials dropped when they
 leave the origin, one set of URL rules (origin, loopback, https-or-loopback), and
 a deadline thread that cuts a connection whose request outlived its deadline,
-byte trickles included.
+byte trickles included.  A handshake-era session the server forgets (a 404 to any
+message that carried its id: a request, a notification -- the handshake's
+notifications/initialized too -- or our answer to a server request) is replaced by
+one new session (``_Session._renew_session``), and that message goes out once more
+in it; the internal ``_SessionExpired`` never reaches the user.
 """
 
 from __future__ import annotations  # annotations stay text: nothing from typing is imported at run time
@@ -347,6 +357,10 @@ class ConnectionClosed(McpError):
         self.stderr = list(stderr)
         self.summary, self.detail = message, detail  # what happened; the stderr excerpt
 
+    # True when mcp_min dropped the connection itself because a write outlived its deadline:
+    # to a request whose deadline passed, that loss is a timeout (see _in_time).
+    _by_deadline = False
+
 
 class RequestTimeout(McpError, TimeoutError):
     """No answer arrived in time.  When the request's own deadline passed, it was
@@ -425,11 +439,18 @@ class SkillVerificationError(McpError):
 
 class _SessionExpired(ConnectionClosed):
     """Internal: the HTTP session a message was sent in (``session_id``) is gone -- the
-    server said so (see _session_gone), or it was found gone before this one went out."""
+    server said so (see _session_gone), or it was found gone before this one went out.
+    It never reaches the user: the session starts one new session and repeats the message;
+    when that does not help either, the user gets ``public()``."""
 
     def __init__(self, message, session_id):
         ConnectionClosed.__init__(self, message)
         self.session_id = session_id
+
+    def public(self):
+        """The ConnectionClosed the user sees: the session was gone again in the new one."""
+        return ConnectionClosed("%s (again, in the new session mcp_min started for it; the next request "
+                                "starts another)" % self.summary)
 
 
 def _body_excerpt(body):
@@ -923,11 +944,18 @@ def _in_time(fut, answer):
     some servers answer at once with an error ("context canceled"), which must not reach
     the caller in place of the timeout.  Routed before the deadline, an answer wins even
     when the waiting thread notices it only after (the caller sees what the server said).
-    The loss of the whole connection (ConnectionClosed: the server exited or stopped
-    reading) is no answer and stays what it is: every later call raises it too, and it
-    carries the exit code and stderr that say why."""
-    if fut._deadline is not None and time.monotonic() >= fut._deadline and not isinstance(answer, ConnectionClosed):
-        return RequestTimeout("no answer to %s within %.3g s (what came, came later)" % (fut.method, fut._timeout))
+    The loss of the whole connection (ConnectionClosed: the server exited) is no answer
+    and stays what it is: every later call raises it too, and it carries the exit code
+    and stderr that say why -- unless the deadline caused it: a write still blocked at
+    its deadline (a server that stopped reading) left part of a message out, so mcp_min
+    dropped the connection (``_by_deadline``); a request whose deadline passed gets
+    RequestTimeout, the others and every later call the ConnectionClosed.  (A RequestTimeout
+    stays itself: its own words say where the time ran out, as a write still under way.)"""
+    if fut._deadline is not None and time.monotonic() >= fut._deadline:
+        if not isinstance(answer, (ConnectionClosed, RequestTimeout)):
+            return RequestTimeout("no answer to %s within %.3g s (what came, came later)" % (fut.method, fut._timeout))
+        if isinstance(answer, ConnectionClosed) and answer._by_deadline:
+            return RequestTimeout("no answer to %s within %.3g s: %s" % (fut.method, fut._timeout, answer))
     return answer
 
 
@@ -1072,9 +1100,11 @@ class _Dispatcher(object):
             pending, self._pending = list(self._pending.values()), {}
             ended = list(self._subscriptions.values())
         for fut in pending:
-            fut._put(ConnectionClosed("%s before answering %s" % (getattr(error, "summary", error), fut.method),
-                                      getattr(error, "returncode", None), getattr(error, "stderr", ()),
-                                      getattr(error, "detail", "")))
+            lost = ConnectionClosed("%s before answering %s" % (getattr(error, "summary", error), fut.method),
+                                    getattr(error, "returncode", None), getattr(error, "stderr", ()),
+                                    getattr(error, "detail", ""))
+            lost._by_deadline = getattr(error, "_by_deadline", False)
+            fut._put(_in_time(fut, lost) if lost._by_deadline else lost)
         for sub in ended:
             sub._end(error)
         if self._on_closed is not None:
@@ -1712,84 +1742,169 @@ def _plain_url(url):
 
 
 class _SseParser(object):
-    """Incremental server-sent-events parser (WHATWG rules), fed one line at a time.
+    """Incremental server-sent-events parser (WHATWG rules), fed a stream's bytes as they
+    arrive, in pieces of any size.
 
-    It works on the bytes: a line is neither decoded nor sliced until the event keeps a
-    field of it, and an event's data is decoded once, when the event ends.  An event larger
-    than MAX_MESSAGE_BYTES is dropped as it grows, not buffered, and the rest of its lines
-    cost no copy at all (on PyPy every copy is garbage that the collector may keep for a
-    while, so the copies a dropped event makes are what its memory peak is made of)."""
+    Lines end in LF, CR or CRLF, mixed (a CR that ends one piece and the LF that starts the
+    next are one line end), so a line is only known to be complete once its end came; a UTF-8
+    BOM that starts the stream is skipped.  A blank line ends an event: it commits the ``id``
+    the event named (``last_id``: an event cut off by the stream's end never moves it, so a
+    resumption asks for that event again) and dispatches the event if it has data.
+
+    It works on the bytes: a field's value is neither copied nor decoded until the event keeps
+    it, and an event's data is decoded once, when the event ends.  A line or an event larger
+    than MAX_MESSAGE_BYTES is dropped as it grows, not buffered (a line that never ends too),
+    so memory stays bounded whatever the framing (lone CRs are blank lines: nothing to keep).
+    One parser follows one stream at a time: ``end_stream()`` when it ends; ``last_id`` and
+    ``retry_ms`` carry over to the next (a reconnect)."""
+
+    _BOM = b"\xef\xbb\xbf"
 
     def __init__(self, name="the server"):
-        self._data = []  # the current event's data lines (bytes)
-        self._size = 0  # their size so far; -1 while dropping an oversized event
-        self._event = ""
         self._name = name
-        self.last_id = None
+        self.last_id = None  # the last complete event's id (None: none, or the server reset it)
         self.retry_ms = None
+        self.end_stream()
 
-    def feed(self, raw):
-        """Feed one line (bytes, with or without its end).  Returns a list of
-        complete events ``(type, data)``, usually empty."""
-        end = len(raw)
-        if raw.endswith(b"\n"):
-            end -= 1
-        if raw[end - 1:end] == b"\r":
-            end -= 1
-        events, start = [], 0
-        while True:  # a lone CR also ends a line
-            cr = raw.find(b"\r", start, end)
-            event = self._feed_one(raw, start, end if cr < 0 else cr)
-            if event is not None:
-                events.append(event)
-            if cr < 0:
-                return events
-            start = cr + 1
+    def end_stream(self):
+        """The stream ended or was given up: what it left unfinished is discarded (WHATWG: an
+        event without its blank line is not dispatched), and the next stream starts afresh."""
+        self._data = None  # the current event's data lines (bytes; short ones joined with LF in bytearrays)
+        self._size = 0  # its size so far; -1 while dropping an oversized event
+        self._event = ""
+        self._id = self.last_id  # the id buffer: what the current event's end commits
+        self._line = bytearray()  # the unfinished line
+        self._line_size = 0  # its size; -1 while dropping an over-long line up to its end
+        self._after_cr = False  # the last piece ended in CR: an LF that starts the next ends nothing
+        self._begun = False  # past the stream's first bytes (and the BOM they may be)
+        self._head = b""  # those bytes while they may still be a BOM
+
+    def feed(self, piece):
+        """Feed the stream's next bytes (not empty).  Returns the events they complete,
+        ``(type, data)``, in order: a list, often empty."""
+        if self._after_cr or not self._begun:  # (rare: a CRLF split between pieces; the stream's start)
+            piece = self._skip(piece)
+            if not piece:
+                return []
+        lines = piece.splitlines()  # (on bytes: at LF, CR and CRLF only)
+        last = piece[-1]
+        self._after_cr = last == 13
+        tail = lines.pop() if last != 10 and last != 13 else b""  # the start of the next line
+        if self._line_size or tail:  # (not the usual whole lines)
+            self._carry(lines, tail)
+        events = []
+        for line in lines:
+            if line:
+                self._field(line)
+            else:
+                event = self._dispatch()
+                if event is not None:
+                    events.append(event)
+        return events
 
     def oversized(self):
-        """The current event grew too large (a line longer than the limit arrived): drop it."""
+        """The current event grew too large: drop it."""
         if self._size >= 0:
             _log.warning("%s sent an SSE event of over %d bytes; dropped it", self._name, MAX_MESSAGE_BYTES)
-        self._data, self._size = [], -1  # -1: dropping until the event ends
+        self._data, self._size = None, -1  # -1: dropping until the event ends
 
-    def _feed_one(self, raw, start, stop):
-        """One line: ``raw[start:stop]``, its end removed."""
-        if start == stop:
-            parts, kind, dropped = self._data, self._event or "message", self._size < 0
-            self._data, self._event, self._size = [], "", 0
-            if not parts or dropped:  # (an empty one is e.g. the priming event that only carries an id)
-                return None
-            data = b"\n".join(parts)
-            del parts[:]  # (the pieces go before the decoded copy is made)
-            return (kind, data.decode("utf-8", "replace")) if data else None
-        if raw[start:start + 1] == b":":
-            return None  # comment / keep-alive
-        colon = raw.find(b":", start, stop)
-        name_end = stop if colon < 0 else colon
-        if name_end - start > 5:
-            return None  # no field we know has a longer name ("retry"): ignored, never copied
-        field = raw[start:name_end]
-        value_start = name_end + 1 if colon >= 0 else stop
-        if raw[value_start:value_start + 1] == b" ":
-            value_start += 1
-        if field == b"data":
-            if self._size >= 0:
-                self._size += stop - value_start + 1
-                if self._size > MAX_MESSAGE_BYTES:
+    def _skip(self, piece):
+        """What of ``piece`` is stream: without the LF of a CRLF that the last piece began, or
+        the BOM that starts the stream (its first bytes are held while they may be one)."""
+        if self._after_cr:
+            self._after_cr = False
+            if piece[:1] == b"\n":
+                piece = piece[1:]
+        if not self._begun:
+            piece = self._head + piece
+            if len(piece) < 3 and self._BOM.startswith(piece):
+                self._head = piece
+                return b""
+            self._begun, self._head = True, b""
+            if piece.startswith(self._BOM):
+                piece = piece[3:]
+        return piece
+
+    def _carry(self, lines, tail):
+        """Join the unfinished line to the first of ``lines`` (the complete lines) and start
+        the next with ``tail``; a line that outgrows MAX_MESSAGE_BYTES is dropped as it grows."""
+        size = self._line_size
+        if size and lines:  # the unfinished line ends here
+            if size > 0 and size + len(lines[0]) <= MAX_MESSAGE_BYTES:
+                self._line += lines[0]
+                lines[0] = self._line  # (no copy: a large event is not doubled here)
+            else:
+                if size > 0:
                     self.oversized()
-                else:
-                    self._data.append(raw[value_start:stop])
+                del lines[0]  # (the end of a dropped line: nothing, not a blank line)
+            self._line, size = bytearray(), 0
+        if tail and size >= 0:
+            size += len(tail)
+            if size > MAX_MESSAGE_BYTES:
+                self.oversized()
+                self._line, size = bytearray(), -1
+            else:
+                self._line += tail
+        self._line_size = size
+
+    def _dispatch(self):
+        """A blank line: the event is complete."""
+        self.last_id = self._id or None  # (an empty id: no Last-Event-ID to send)
+        parts, kind, dropped = self._data, self._event or "message", self._size < 0
+        self._data, self._event, self._size = None, "", 0
+        if parts is None or dropped:
+            return None
+        data = parts[0] if len(parts) == 1 else b"\n".join(parts)
+        del parts[:]  # (the pieces go before the decoded copy is made)
+        return (kind, data.decode("utf-8", "replace")) if data else None  # (empty: e.g. a priming event)
+
+    def _field(self, line):
+        """One line that is not blank, without its end."""
+        colon = line.find(b":")
+        if colon == 0:
+            return  # a comment (keep-alives are these)
+        if colon < 0:
+            colon = len(line)  # a field without a value
+        if colon > 5:
+            return  # no field we know has a longer name ("retry"): ignored, never copied
+        field = line[:colon]
+        start = colon + 1
+        if line[start:start + 1] == b" ":
+            start += 1  # one space after the colon is not part of the value
+        if field == b"data":
+            if self._size < 0:
+                return
+            self._size += len(line) - start + 1
+            if self._size > MAX_MESSAGE_BYTES:
+                self.oversized()
+                return
+            if type(line) is bytearray:  # (a line joined from pieces: ours, cut in place, not copied)
+                del line[:start]
+                value = line
+            else:
+                value = line[start:]
+            parts = self._data
+            if parts is None:
+                self._data = [value]
+            elif len(value) > 1024 or len(parts[-1]) > 65536:
+                parts.append(value)
+            else:  # (short lines joined as they come: a list of many would cost far more than their bytes;
+                #     not all of them in one bytearray: on PyPy its regrowths are garbage, a 64 MiB event's many times)
+                if type(parts[-1]) is not bytearray:
+                    parts[-1] = bytearray(parts[-1])
+                parts[-1] += b"\n"
+                parts[-1] += value
         elif field == b"event":
-            self._event = raw[value_start:stop].decode("utf-8", "replace")
+            self._event = line[start:].decode("utf-8", "replace")
         elif field == b"id":
-            value = raw[value_start:stop]
+            value = line[start:]
             if b"\0" not in value:
-                self.last_id = value.decode("utf-8", "replace")
+                self._id = value.decode("utf-8", "replace")
         elif field == b"retry":
-            value = raw[value_start:stop]
+            value = line[start:]
             if value.isdigit():  # (ASCII digits only, as the rules say)
-                self.retry_ms = int(value)
-        return None
+                value = value.lstrip(b"0")  # (int() refuses thousands of digits; 10 are past SSE_RETRY_CAP)
+                self.retry_ms = int(value or b"0") if len(value) < 10 else 10 ** 9
 
 
 class _LineSplitter(object):
@@ -3027,6 +3142,8 @@ class _Transport(object):
         authorization: a fingerprint of the credentials the auth plug-in gave the
             last request (None: none), so a "private" cached result is never served
             under other credentials.
+        restartable: True where a fresh transport is a fresh peer (a new server
+            process), so a connection the discovery probe ended can start over.
 
     Methods:
         start(router): connect, then deliver to ``router.receive(msg)``,
@@ -3057,6 +3174,7 @@ class _Transport(object):
     stderr_tail = ()
     session_gone = False
     authorization = None
+    restartable = False
     _router = None
 
     def start(self, router):
@@ -3376,6 +3494,7 @@ class _StdioTransport(_Transport):
     the size limit are ours."""
 
     kind = "stdio"
+    restartable = True
 
     def __init__(self, argv, env=None, inherit_env=False, cwd=None, on_stderr=None, timeout=DEFAULT_TIMEOUT):
         self.argv = [str(a) if isinstance(a, os.PathLike) else a for a in argv]
@@ -3541,7 +3660,9 @@ class _StdioTransport(_Transport):
             detail = "; last stderr lines%s:\n  %s" % (more, "\n  ".join(shown))
         else:
             detail = " (no stderr output)"
-        return ConnectionClosed(text, code, tail, detail)
+        error = ConnectionClosed(text, code, tail, detail)
+        error._by_deadline = self._drop_reason is not None  # (see _drop)
+        return error
 
     # -- sending -------------------------------------------------------------
     def send(self, msg, data, deadline=None, wait_here=False, headers=None):
@@ -3608,9 +3729,13 @@ class _StdioTransport(_Transport):
             self._drop("stopped reading its stdin")
 
     def _drop(self, why):
+        """A write still blocked at its deadline left part of a message out: the stream is broken,
+        so the connection is dropped -- every other request and every later call sees it closed
+        (``_by_deadline``: a request whose deadline passed too sees a timeout).  The deadline wins
+        for the writer: RequestTimeout."""
         self._drop_reason = "%s %s; mcp_min dropped the connection" % (self.name, why)
         self._kill()
-        raise ConnectionClosed(self._drop_reason)
+        raise RequestTimeout("the deadline passed while writing to %s: %s" % (self.name, self._drop_reason))
 
     # -- shutting down -------------------------------------------------------
     def close(self, grace=CLOSE_GRACE):
@@ -3735,6 +3860,7 @@ class _StreamTransport(_StdioTransport):
     joins the reader and closes the streams.  Ended streams cannot be reopened."""
 
     kind = "streams"
+    restartable = False
 
     def __init__(self, reader, writer=None, timeout=DEFAULT_TIMEOUT):
         import socket
@@ -3775,7 +3901,7 @@ class _StreamTransport(_StdioTransport):
         # A write outlived its deadline (see _drop): half a message may be out, so the stream is over.
         if self._socket is not None:
             self._shut_down()  # also ends the reader
-        self._router.closed(ConnectionClosed(self._drop_reason or "%s was dropped" % self.name))
+        self._router.closed(self._closed_error())
 
     def _shut_down(self):
         import socket
@@ -3787,7 +3913,9 @@ class _StreamTransport(_StdioTransport):
     def _closed_error(self):
         if self._closing:
             return ConnectionClosed("client closed the connection to %s" % self.name)
-        return ConnectionClosed(self._drop_reason or "%s ended its output" % self.name)
+        error = ConnectionClosed(self._drop_reason or "%s ended its output" % self.name)
+        error._by_deadline = self._drop_reason is not None  # (see _drop)
+        return error
 
     def close(self, grace=CLOSE_GRACE):
         """Bounded and idempotent; a descriptor another thread may still use stays open (with a warning)."""
@@ -4008,7 +4136,9 @@ _CLIENT_CERT_HINT = "; if it asks for a client certificate: cert=\"client.pem\" 
 
 
 def _network_error(error, url, deadline, what="connection to"):
-    """The one map from a network failure to what the caller sees."""
+    """The one map from a network failure (or an McpError of the exchange) to what the caller
+    sees.  Once the deadline passed, whatever failed is RequestTimeout: the deadline thread's
+    cut shows as a broken pipe or a reset, sending or reading."""
     import socket
     if _expired(deadline) or isinstance(error, socket.timeout):
         return RequestTimeout("no answer from %s in time" % url)
@@ -4075,11 +4205,12 @@ class _Answer(object):
             self.abort()
             raise _network_error(e, self.url, self._deadline, "reading the answer from")
 
-    def readline(self, limit):
-        """One line of a stream; b"" when it ended, was cut, or failed."""
+    def read_some(self, limit):
+        """What a stream has next, at most ``limit`` bytes, as soon as any came (one read of
+        the socket at most); b"" when it ended, was cut, or failed."""
         import http.client
         try:
-            return self._resp.readline(limit)
+            return self._resp.read1(limit)
         except (OSError, ValueError, AttributeError, http.client.HTTPException):
             self.abort()  # whatever state the connection is in, it is not one to reuse
             return b""
@@ -4112,10 +4243,10 @@ class _Answer(object):
 
     def release(self):
         """Done with this answer: pool the connection when its body was provably read to
-        the end by read() or discard().  A stream read line by line never is: http.client's
-        readline() ends a chunked body at a malformed chunk exactly as at its last one (it
-        closes the response and returns b""), and a connection pooled after such an end is
-        one the server has closed: the next request on it would be lost."""
+        the end by read() or discard().  A stream read by read_some() never is: it is given
+        up once its answer came, or it ended wherever the server or a cut ended it, and a
+        connection pooled after such an end may be one the server has closed: the next
+        request on it would be lost."""
         _unwatch(self._watch)
         self._watch = None
         conn, self._conn = self._conn, None
@@ -4300,6 +4431,8 @@ class _HttpEngine(object):
             try:
                 conn.request(method, route.target, body, headers)
             except (BrokenPipeError, ConnectionResetError) as e:
+                if conn.cut_short or _expired(deadline):
+                    raise  # we cut it (the deadline thread: RequestTimeout below), not the server
                 # The server may have answered (413, 401...) and closed before reading it all.
                 try:
                     resp = conn.getresponse()
@@ -4314,8 +4447,10 @@ class _HttpEngine(object):
         except BaseException as e:
             _unwatch(watch)
             conn.close()
-            if isinstance(e, McpError) or not isinstance(e, (OSError, ValueError, http.client.HTTPException)):
+            if not isinstance(e, (McpError, OSError, ValueError, http.client.HTTPException)):
                 raise
+            # The deadline wins on the way out too: once it passed, whatever failed (a write into
+            # a connection the deadline thread cut, a server that closed it meanwhile) is a timeout.
             raise _network_error(e, url, deadline)
         return _Answer(self, resp, conn, route.key, watch, deadline, url, cut)
 
@@ -4407,19 +4542,20 @@ def _check_secure(url, what="fetch"):
 
 def _pump_sse(answer, parser, on_event):
     """Read an SSE stream, calling ``on_event(type, data)`` for each complete event,
-    until it returns True (then True) or the stream ends (then False)."""
-    while True:
-        line = answer.readline(MAX_MESSAGE_BYTES + 1)
-        if not line:
-            return False
-        if len(line) > MAX_MESSAGE_BYTES and not line.endswith(b"\n"):
-            parser.oversized()
-            while line and not line.endswith(b"\n"):  # skip the rest of the line
-                line = answer.readline(HTTP_READ_CHUNK)
-            continue
-        for kind, data in parser.feed(line):
-            if on_event(kind, data):
-                return True
+    until it returns True (then True) or the stream ends (then False).
+
+    The stream is read as it comes, not by lines: http.client's lines end only at LF, and
+    a server may end its lines with a lone CR (the parser finds the line ends)."""
+    try:
+        while True:
+            piece = answer.read_some(HTTP_READ_CHUNK)
+            if not piece:
+                return False
+            for kind, data in parser.feed(piece):
+                if on_event(kind, data):
+                    return True
+    finally:
+        parser.end_stream()  # (a reconnect's stream never continues what this one left unfinished)
 
 
 def _session_gone(answer, session_id):
@@ -4462,7 +4598,9 @@ class _StreamableHttpTransport(_Transport):
     an old session must not end its successor) and ``session_gone`` is set; a
     message that would then go out without a session fails with _SessionExpired
     instead, and the session (``_Session._renew_session``) starts one new session
-    before the next request, whichever thread found out and however many did."""
+    before the next message, whichever thread found out and however many did; the
+    message that met the 404 (a request, a notification, our answer) goes out once
+    more in it (see _Session._repeat_if_asked and _Session._send_message)."""
 
     kind = "streamable-http"
     carries_headers = True
@@ -4504,7 +4642,7 @@ class _StreamableHttpTransport(_Transport):
             if sid is not None:
                 h["Mcp-Session-Id"] = sid
             elif self._issued and method != "initialize":
-                raise _SessionExpired("%s forgot our session; the next request starts a new one" % self.name, None)
+                raise _SessionExpired("%s forgot our session" % self.name, None)  # (the session starts a new one)
         if self._version is not None:
             h["MCP-Protocol-Version"] = self._version
         return h
@@ -5325,17 +5463,51 @@ _INPUT_METHODS = ("tools/call", "prompts/get", "resources/read")  # may answer i
 
 
 def _era_verdict(error, over_http):
-    """Whether ``error``, met by ``server/discover``, shows a handshake-era server (see
-    "Era policy" in the module docstring).  (JSON-RPC errors are judged by _Session._probe.)"""
+    """The era policy in one table: what ``error``, met by ``server/discover``, says of the
+    server (see "Era policy" in the module docstring).  Returns "versions" (a version error
+    listing what the server speaks: choose from it), "2026" (a 2026-07-28 server objecting to
+    something else), "handshake" (an older server meeting a method it does not know), or None
+    (the server's state, not its era: the error is raised as it is).
+
+        what the probe met                                     verdict
+        -32022 listing supported versions                       versions
+        another 2026-07-28 error (-32020, -32021, -32022)       2026
+        any other JSON-RPC error, whatever the HTTP status      handshake
+        HTTP 401 or 403, AuthRequired, AuthError                None: log in once, not again
+        HTTP 5xx whose body is no JSON-RPC error                None: an outage or a proxy
+        HTTP 4xx, or a 2xx that is no MCP answer                handshake
+        no answer within the probe's wait                       handshake
+        stdio: the server exited                                handshake (it is restarted)
+        HTTP: connection refused, reset or cut                  None: the network failed
+        anything else (a malformed answer)                      handshake
+    """
+    if isinstance(error, RequestError):  # the server spoke JSON-RPC
+        if error.code == UNSUPPORTED_PROTOCOL_VERSION and _supported_in(error) is not None:
+            return "versions"
+        return "2026" if error.code in _MODERN_ERRORS else "handshake"
     if isinstance(error, (AuthRequired, AuthError)):
-        return False
+        return None
     if isinstance(error, HttpError):
-        return error.status not in (401, 403) and not error.status >= 500
+        if error.status in (401, 403):
+            return None
+        if error.status >= 500:
+            return "handshake" if _is_jsonrpc_error(error.body) else None
+        return "handshake"
     if isinstance(error, RequestTimeout):
-        return True  # silence: it ignores the request
+        return "handshake"  # silence: it ignores the request
     if isinstance(error, ConnectionClosed):
-        return not over_http  # a stdio server died on it; over HTTP the network failed
-    return True  # a malformed answer and the like: an old server choking on the method
+        return None if over_http else "handshake"
+    return "handshake"
+
+
+def _is_jsonrpc_error(body):
+    """Whether an HTTP body is a JSON-RPC error response (a server that spoke JSON-RPC, with
+    whatever id: some answer an unknown method with ``"id": null`` and status 500)."""
+    try:
+        msg = _decode(body)
+    except ValueError:
+        return False
+    return isinstance(msg, dict) and msg.get("jsonrpc") == "2.0" and isinstance(msg.get("error"), dict)
 
 
 def _supported_in(error):
@@ -5448,6 +5620,7 @@ class _Session(object):
         self._close_lock = threading.Lock()
         self._renew_lock = threading.Lock()  # one new HTTP session at a time
         self._renewing = False  # a new HTTP session's handshake is under way: requests wait for it
+        self._renewer = None  # the thread (ident) running that handshake: its own requests do not wait
 
     @property
     def protocol_version(self):
@@ -5473,13 +5646,27 @@ class _Session(object):
             version = self._probe(deadline, pinned=wanted != "auto")
             if self.modern:
                 return
-            if self.dispatcher.error is not None:  # the probe ended the connection: start over
-                self.transport.close()
-                self.transport = self._make_transport(self.inbox.events)
-                self.dispatcher.reset()
-                self.transport.start(self.dispatcher)
+            restart = self.dispatcher.error is not None
+            if restart:
+                self._restart()  # the probe ended the connection: start over (streams say they cannot)
             wanted = version or LEGACY_VERSIONS[0]
+            try:
+                return self._handshake(wanted, deadline)
+            except ConnectionClosed:
+                # A server slower to start than the probe's wait reads server/discover only then,
+                # and one that chokes on it exits before answering initialize: once more, unprobed.
+                if restart or self.dispatcher.error is None or not self.transport.restartable:
+                    raise
+                _log.debug("the server exited after the discovery probe; starting it again")
+                self._restart()
         self._handshake(wanted, deadline)
+
+    def _restart(self):
+        """A fresh transport (a fresh server process over stdio) after the old one ended."""
+        self.transport.close()
+        self.transport = self._make_transport(self.inbox.events)
+        self.dispatcher.reset()
+        self.transport.start(self.dispatcher)
 
     def _probe(self, deadline, pinned, version=MODERN_VERSIONS[0], retried=False):
         """Ask ``server/discover``.  Returns the version chosen: a modern one (then the era is
@@ -5489,23 +5676,17 @@ class _Session(object):
         wait = left if pinned else min(self.probe_timeout, left * PROBE_SHARE)
         try:
             result = self.request("server/discover", {}, wait, cancellable=False)
-        except RequestError as e:
-            supported = _supported_in(e)
-            if retried:
+        except McpError as e:
+            verdict = _era_verdict(e, self.transport.carries_headers)
+            if retried and isinstance(e, RequestError):
                 return version  # a 2026 server; its discovery data is optional
-            if e.code == UNSUPPORTED_PROTOCOL_VERSION and supported is not None:
-                chosen = _choose_version(supported)
+            if verdict == "versions":
+                chosen = _choose_version(_supported_in(e))
                 return self._probe(deadline, pinned, chosen, True) if chosen in MODERN_VERSIONS \
                     else self._legacy(chosen, e)
-            if e.code in _MODERN_ERRORS and not pinned:
-                return version  # a 2026 server complaining about something else
-            if pinned:
+            if pinned or verdict is None:
                 raise
-            return self._legacy(None, e)
-        except McpError as e:  # no answer in time, an HTTP 4xx, a server that died, an outage...
-            if pinned or not _era_verdict(e, self.transport.carries_headers):
-                raise
-            return self._legacy(None, e)
+            return version if verdict == "2026" else self._legacy(None, e)
         if not isinstance(result.get("supportedVersions"), list):
             if pinned:
                 raise McpError("server/discover answer has no supportedVersions: %s"
@@ -5564,34 +5745,48 @@ class _Session(object):
         # The GET stream first: servers announce things (tools/list_changed) as soon as
         # they hear notifications/initialized, and need a stream to say them on.
         self.transport.after_handshake()
-        self.notify("notifications/initialized")
+        try:
+            self.notify("notifications/initialized", renew=False)
+            gone = False
+        except _SessionExpired:
+            if self._renewer == threading.get_ident():
+                raise  # a new session gone in its own handshake: _renew_session answers for it
+            gone = True  # (renewed outside the handler: an error there must not name this one its cause)
+        if gone:  # forgotten at once: one new session, whose handshake sends all that follows here again
+            return self._renew_session(deadline)
         if self.log_level and "logging" in self.server_capabilities:  # the handshake era's client-wide level
             try:
                 self.request("logging/setLevel", {"level": self.log_level}, _remaining(deadline))
             except RequestError as e:
                 _log.warning("%s refused logging/setLevel %s: %s", self.transport.name, self.log_level, e)
 
-    def _renew_session(self):
+    def _renew_session(self, deadline=None):
         """The server's HTTP session was found gone (``transport.session_gone``): start one
         new session -- one initialize, one notifications/initialized -- however many
         threads found out at once; they, and requests sent meanwhile, wait for it.  When
-        it fails, the next request tries again: a client never stays without a session."""
+        it fails, the next request tries again: a client never stays without a session.
+        The handshake's own messages (on this thread) do not wait for it, nor renew again:
+        a new session found gone in its handshake is the ConnectionClosed raised here."""
+        if self._renewer == threading.get_ident():
+            return  # (a request of this very handshake: logging/setLevel)
         with self._renew_lock:
             if not self.transport.session_gone:
                 return  # another thread already did
-            self._renewing = True
+            self._renewing, self._renewer = True, threading.get_ident()
             try:
                 _log.info("%s forgot our session; initializing again", self.transport.name)
                 version = self.protocol_version or LEGACY_VERSIONS[0]
                 self._set_era(None, False)
                 self.transport.session_gone = False  # (set again if the new session is found gone too)
                 try:
-                    self._handshake(version, time.monotonic() + self.timeout, True)
-                except BaseException:
+                    self._handshake(version, deadline or time.monotonic() + self.timeout, True)
+                except BaseException as e:
                     self.transport.session_gone = True
+                    if isinstance(e, _SessionExpired):
+                        raise e.public() from None  # (the private class stays out of the traceback too)
                     raise
             finally:
-                self._renewing = False
+                self._renewing, self._renewer = False, None
 
     # -- sending -----------------------------------------------------------------
     def _check_usable(self):
@@ -5652,7 +5847,8 @@ class _Session(object):
         """Send a request and wait for its value (the result dict, or what ``finish`` makes of it)."""
         return self.submit(method, params, timeout, progress, finish, True, cancellable, max_total=max_total).result()
 
-    def notify(self, method, params=None):
+    def notify(self, method, params=None, renew=True):
+        """Send a notification (``renew``: see _send_message)."""
         self._check_usable()
         if params is not None and not isinstance(params, dict):
             raise ValueError("params must be a dict (MCP params are JSON objects), not %s" % type(params).__name__)
@@ -5660,7 +5856,28 @@ class _Session(object):
         data = _encode_line(msg)
         if _log.isEnabledFor(logging.DEBUG):
             _trace("->", data)
-        self.transport.send(msg, data, time.monotonic() + self.timeout)
+        if renew:
+            self._send_message(msg, data)
+        else:
+            self.transport.send(msg, data, time.monotonic() + self.timeout)
+
+    def _send_message(self, msg, data):
+        """Send a notification or our answer to a server request, within the client's timeout.
+        As for requests: a session found gone first starts one new session; one found gone by
+        this message (a 404) starts one new session, and the message goes out once more in it
+        (``renew=False``, the handshake's notifications/initialized: the handshake does that)."""
+        if self._renewing or self.transport.session_gone:
+            self._renew_session()  # (waits while another thread renews)
+        try:
+            self.transport.send(msg, data, time.monotonic() + self.timeout)
+            return
+        except _SessionExpired:
+            pass  # (renewed outside the handler: an error there must not name this one its cause)
+        self._renew_session()
+        try:
+            self.transport.send(msg, data, time.monotonic() + self.timeout)
+        except _SessionExpired as e:
+            raise e.public() from None  # (the private class stays out of the traceback too)
 
     def _send_answer(self, answer):
         """Our answer to a server request; dropped once the client is closed."""
@@ -5675,7 +5892,7 @@ class _Session(object):
         if _log.isEnabledFor(logging.DEBUG):
             _trace("->", data)
         try:
-            self.transport.send(answer, data, time.monotonic() + self.timeout)
+            self._send_message(answer, data)
         except McpError as e:
             _log.debug("could not answer the server's request %r: %s", answer.get("id"), e)
 
@@ -5740,8 +5957,10 @@ class _Session(object):
     def _repeat_if_asked(self, fut, answer):
         """The answer after the one repeat an error may ask for: a new HTTP session (404), a
         fresh tools/list (-32020), URLs the user visited (-32042); else ``answer`` itself."""
-        if isinstance(answer, _SessionExpired) and fut.method != "initialize":
-            return self._repeat(fut, self._renew_session)
+        if isinstance(answer, _SessionExpired):
+            if fut.method != "initialize":
+                answer = self._repeat(fut, self._renew_session)
+            return answer.public() if isinstance(answer, _SessionExpired) else answer  # (gone again)
         code = answer["error"].get("code") if isinstance(answer, dict) and isinstance(answer.get("error"), dict) \
             else None
         if code == HEADER_MISMATCH and fut.method == "tools/call":
@@ -7015,22 +7234,150 @@ class Task(object):
 # Groups: every server of an mcpServers configuration at once (an add-on over Client)
 # ---------------------------------------------------------------------------
 
-def _client_args(name, entry, options):
-    """Client's arguments for one ``mcpServers`` entry: (server, options)."""
+# -- the one reader of server configurations (mcpServers files): Group and the CLI both use it
+
+class _UsageError(ValueError):
+    """A bad command line or server configuration (the CLI's exit status 2); about a
+    configuration, its message names the file and the entry."""
+
+
+_HTTP_TYPES = ("http", "sse", "streamable-http", "streamablehttp", "streamable_http")
+_JSONC = (r'("(?:\\.|[^"\\])*")|//[^\n]*|/\*.*?\*/', r'("(?:\\.|[^"\\])*")|,(?=\s*[]}])')  # comments; trailing commas
+
+
+def _a_json(value):
+    kind = _json_type(value) or type(value).__name__
+    return kind if kind == "null" else ("an " if kind[0] in "aeiou" else "a ") + kind
+
+
+def _read_servers_file(path):
+    """The JSON document in ``path``: UTF-8 with or without the BOM Windows editors write; JSON
+    with comments and trailing commas (VS Code's files) too."""
+    try:
+        with open(path, encoding="utf-8-sig") as f:
+            text = f.read()
+    except (OSError, ValueError) as e:
+        raise _UsageError("cannot read %s: %s" % (path, e))
+    if not text.strip():
+        raise _UsageError("cannot read %s: the file is empty" % (path,))
+    try:
+        return json.loads(text)
+    except ValueError as e:
+        error = e
+    for pattern in _JSONC:
+        text = re.sub(pattern, lambda m: m.group(1) or "", text, flags=re.S)
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise _UsageError("cannot read %s: not JSON: %s" % (path, error))
+
+
+def _server_table(doc, where, bare=False):
+    """{name: (its key, entry)} of a configuration document: its ``mcpServers`` table, else VS
+    Code's ``servers``, and in ~/.claude.json the table of this directory's project too.  A
+    document with neither is the table itself with ``bare`` (a file given by name), else one
+    without servers (a host's settings file)."""
+    if not isinstance(doc, dict):
+        raise _UsageError("%s: the top level must be an object with an mcpServers object (name -> entry), not %s"
+                          % (where, _a_json(doc)))
+    key = "mcpServers" if "mcpServers" in doc else "servers"
+    tables = [(key, doc[key])] if key in doc else []
+    projects = doc.get("projects") if os.path.basename(where) == ".claude.json" else None
+    if isinstance(projects, dict) and isinstance(projects.get(os.getcwd()), dict):
+        tables.append(("projects.%s.mcpServers" % os.getcwd(), projects[os.getcwd()].get("mcpServers") or {}))
+    out = {}
+    for table_key, table in tables or ([("", doc)] if bare else []):
+        if not isinstance(table, dict):
+            raise _UsageError("%s: %s must be an object (name -> entry), not %s" % (where, table_key, _a_json(table)))
+        for name, entry in table.items():
+            out.setdefault(name, ("%s.%s" % (table_key, name) if table_key else name, entry))
+    return out
+
+
+def _expand(value, where, ask=None):
+    """${env:NAME}, ${NAME}, ${NAME:-default}, ${userHome}, ${workspaceFolder} in a configuration
+    value; ${input:ID} only through ``ask(ID, where)`` (the CLI asks on the terminal)."""
+    def one(match):
+        body = match.group(1)
+        if body == "userHome":
+            return os.path.expanduser("~")
+        if body in ("workspaceFolder", "workspaceRoot"):
+            return os.getcwd()
+        if body.startswith("input:"):
+            if not callable(ask):
+                raise _UsageError("%s uses ${%s}, which only the command line asks for" % (where, body))
+            return ask(body[6:], where)
+        name, sep, default = body[4:].partition(":-") if body.startswith("env:") else body.partition(":-")
+        if name in os.environ:
+            return os.environ[name]
+        if sep:
+            return default
+        raise _UsageError("%s uses ${%s}, but %s is not set" % (where, body, name))
+    return re.sub(r"\$\{([^}]+)\}", one, value)
+
+
+def _server_entry(entry, where, expand=None):
+    """Client's arguments for one server entry: (server, options), the server an argv list or
+    an http(s) URL, options the entry's own ``env`` and ``cwd`` (stdio) or ``headers`` (HTTP);
+    (None, {}) for an entry marked ``"disabled": true``, which is read no further.  ``where``
+    names the entry in errors ("FILE: mcpServers.NAME"); ``expand(text, where)`` resolves each
+    value (default: _expand, without ${input:}).  A bad entry is a _UsageError naming the key."""
+    expand = expand or _expand
     if not isinstance(entry, dict):
-        raise ValueError("server %r: an entry is an object with command or url, not %r" % (name, entry))
-    options = dict(options)
-    if isinstance(entry.get("url"), str):
-        if entry.get("headers"):
-            options["headers"] = dict(options.get("headers") or {}, **entry["headers"])
-        return entry["url"], options
-    if isinstance(entry.get("command"), str):
-        if entry.get("env"):
-            options["env"] = dict(options.get("env") or {}, **entry["env"])
-        if entry.get("cwd"):
-            options["cwd"] = entry["cwd"]
-        return [entry["command"]] + list(entry.get("args") or []), options
-    raise ValueError("server %r has neither a command nor a url" % (name,))
+        raise _UsageError("%s must be an object with a command or a url, not %s" % (where, _a_json(entry)))
+    if not isinstance(entry.get("disabled", False), bool):
+        raise _UsageError("%s.disabled must be true or false, not %s" % (where, _a_json(entry["disabled"])))
+    if entry.get("disabled"):
+        return None, {}
+
+    def text(key, value):
+        if not isinstance(value, str):
+            raise _UsageError("%s.%s must be a string, not %s" % (where, key, _a_json(value)))
+        return expand(value, "%s.%s" % (where, key))
+
+    def strings(key):
+        value = entry.get(key)
+        if value is not None and not isinstance(value, dict):
+            raise _UsageError("%s.%s must be an object (name -> string), not %s" % (where, key, _a_json(value)))
+        return {k: text("%s.%s" % (key, k), v) for k, v in (value or {}).items()}
+
+    kind = entry.get("type", entry.get("transport"))
+    if kind is not None and not isinstance(kind, str):
+        raise _UsageError("%s.type must be a string, not %s" % (where, _a_json(kind)))
+    url_key = next((k for k in ("url", "httpUrl", "serverUrl") if entry.get(k) is not None), None)
+    if url_key is not None or str(kind).lower() in _HTTP_TYPES:
+        if url_key is None:
+            raise _UsageError("%s has type %s but no url" % (where, kind))
+        url = text(url_key, entry[url_key])
+        if url.split("://", 1)[0].lower() not in ("http", "https"):
+            raise _UsageError("%s.%s: %s is not an http:// or https:// URL" % (where, url_key, url))
+        headers = strings("headers")
+        return url, {"headers": headers} if headers else {}
+    command, args = entry.get("command"), entry.get("args")
+    if command is None:
+        raise _UsageError("%s has neither a command nor a url" % (where,))
+    if isinstance(command, list) and command:
+        argv = [text("command[%d]" % i, word) for i, word in enumerate(command)]
+    elif isinstance(command, str) and command.strip():
+        argv = [text("command", command)]
+    else:
+        raise _UsageError("%s.command must be a non-empty string or list of strings, not %s"
+                          % (where, _a_json(command)))
+    if args is not None and not isinstance(args, list):
+        raise _UsageError("%s.args must be a list of strings, not %s" % (where, _a_json(args)))
+    if isinstance(command, str) and any(c.isspace() for c in argv[0].strip()) and not os.path.exists(argv[0]):
+        import shutil  # "npx -y server" in one string: what a shell would have run, when its first
+        try:  # word is a program (else the name as written, and its own error)
+            words = _split_command(argv[0])
+        except ValueError:  # (an unclosed quote)
+            words = []
+        if words and (shutil.which(words[0]) or os.path.exists(words[0])):
+            argv = words
+    argv += [text("args[%d]" % i, arg) for i, arg in enumerate(args or [])]
+    options = {"env": strings("env")}
+    if entry.get("cwd") is not None:
+        options["cwd"] = text("cwd", entry["cwd"])
+    return argv, {k: v for k, v in options.items() if v != {}}
 
 
 def _in_parallel(items, fn, what):
@@ -7058,9 +7405,12 @@ class Group(object):
     under ``"<server><separator><tool>"`` names.
 
     Args:
-        config: ``{"mcpServers": {name: entry}}`` (or just ``{name: entry}``), or the path of
-            such a JSON file.  An entry is ``{"command", "args", "env", "cwd"}`` (stdio) or
-            ``{"url", "headers"}`` (HTTP); ``"disabled": true`` leaves it out.
+        config: ``{"mcpServers": {name: entry}}`` (VS Code's ``{"servers": ...}``, or just
+            ``{name: entry}``), or the path of such a JSON file.  An entry is read as the CLI
+            reads it (``_server_entry``): ``{"command", "args", "env", "cwd"}`` (stdio) or
+            ``{"url", "headers"}`` (HTTP), ``${env:NAME}`` expanded; ``"disabled": true``
+            leaves it out.  A file that cannot be read raises ValueError; a bad entry is that
+            server's error.
         separator: between server and tool names (default ``"."``).  A server is found by
             the longest name that matches, so tool names may contain it too.
         options: Client options for every server (``timeout=``, ``inherit_env=``, ``auth=``...).
@@ -7074,22 +7424,23 @@ class Group(object):
                  **options: Any) -> None:
         if not isinstance(separator, str) or not separator:
             raise ValueError("separator must be a non-empty string, not %r" % (separator,))
+        where = "the server configuration"
         if isinstance(config, (str, os.PathLike)):
+            where = os.fspath(config)
+            config = _read_servers_file(where)
+        servers, failed = {}, {}
+        for name, (key, entry) in _server_table(config, where, bare=True).items():
             try:
-                with open(config, encoding="utf-8") as f:
-                    config = json.load(f)
-            except (OSError, ValueError) as e:
-                raise ValueError("cannot read the server configuration %s: %s" % (config, e))
-        servers = config.get("mcpServers", config) if isinstance(config, dict) else None
-        if not isinstance(servers, dict):
-            raise ValueError("config must be an mcpServers object (name -> entry), not %r" % (config,))
-        servers = {n: e for n, e in servers.items() if not (isinstance(e, dict) and e.get("disabled"))}
+                server, own = _server_entry(entry, "%s: %s" % (where, key))
+            except ValueError as e:  # that server's error, never the group's
+                failed[name] = e
+                continue
+            if server is not None:  # (not disabled)
+                servers[name] = server, {k: dict(options.get(k) or {}, **v) if isinstance(v, dict) else v
+                                         for k, v in own.items()}
         self.separator = separator
-
-        def connect(name, entry):
-            server, own = _client_args(name, entry, options)
-            return Client(server, **own)
-        done = _in_parallel(servers, connect, "connect to a server")
+        done = _in_parallel(servers, lambda name, s: Client(s[0], **dict(options, **s[1])), "connect to a server")
+        done.update((name, (None, e)) for name, e in failed.items())
         self.clients = {name: c for name, (c, e) in sorted(done.items()) if e is None}
         self.errors = {name: e for name, (c, e) in sorted(done.items()) if e is not None}
 
@@ -8244,7 +8595,7 @@ commands:
   raw METHOD [JSON]         send any request, print the raw result
   task ID                   wait (up to --timeout) for a task and print its value;
                             with --json print its status now
-  servers                   list the servers of your MCP config files (no server needed)
+  servers                   list the servers of your MCP config files, or of --config FILE
   shell                     an interactive shell on the server (tab completion, history)
 
 exit status (the MCP Inspector CLI's table):
@@ -8261,10 +8612,6 @@ EXIT_UNREACHABLE = 4  # the server could not be started, reached, or did not ans
 EXIT_TOOL_ERROR = 5   # the tool ran and reported failure (isError)
 EXIT_BROKEN_PIPE = 141  # stdout was closed by its reader: 128 + SIGPIPE, what a Unix tool shows
 SIGNATURE_ENUM_LIMIT = 6  # enum values shown in a one-line signature before "..."
-
-
-class _UsageError(ValueError):
-    """A bad command line or config file (exit status 2)."""
 
 
 class _CliError(Exception):
@@ -8464,73 +8811,21 @@ def _config_files(home=None, cwd=None, platform=None, environ=None):
     ]
 
 
-def _read_config(path):
-    try:
-        with open(path, encoding="utf-8-sig") as f:  # (with or without the BOM Windows editors write)
-            text = f.read()
-        try:
-            return json.loads(text)
-        except ValueError:
-            # VS Code's files are JSON with comments: drop // and /* */ outside strings, then retry
-            return json.loads(re.sub(r'("(?:\\.|[^"\\])*")|//[^\n]*|/\*.*?\*/', lambda m: m.group(1) or "", text,
-                                     flags=re.S))
-    except (OSError, ValueError) as e:
-        raise _UsageError("cannot read %s: %s" % (path, e))
-
-
-def _server_tables(doc, path, key=None):
-    """{name: entry} of a config document: mcpServers, VS Code's servers, and ~/.claude.json's
-    per-project tables (the current directory's)."""
-    if not isinstance(doc, dict):
-        raise _UsageError("%s: the top level must be an object with mcpServers" % path)
-    keys = [key] if key else ["mcpServers", "servers"]
-    tables = [(k, doc[k]) for k in keys if k in doc]
-    projects = doc.get("projects") if os.path.basename(path) == ".claude.json" else None
-    if isinstance(projects, dict) and isinstance(projects.get(os.getcwd()), dict):
-        tables.append(("projects.%s.mcpServers" % os.getcwd(), projects[os.getcwd()].get("mcpServers") or {}))
-    if not tables:
-        raise _UsageError("%s: mcpServers must be an object" % path)
-    out = {}
-    for table_key, table in tables:
-        if not isinstance(table, dict):
-            raise _UsageError("%s: %s must be an object" % (path, table_key))
-        for name, entry in table.items():
-            out.setdefault(name, (table_key, entry))
-    return out
-
-
-def _found_servers():
-    """[(name, label, path, entry)] of every server in the config files that exist here."""
-    found = []
-    for label, path, key in _config_files():
-        if not os.path.isfile(path):
+def _found_servers(files):
+    """([(name, label, path, its key, entry)], [file error]) of the servers in these config files
+    ((label, path, table key) each) that exist; a broken file never hides the others."""
+    found, problems = [], []
+    for label, path, _ in files:
+        if label != "--config" and not os.path.isfile(path):
             continue
         try:
-            tables = _server_tables(_read_config(path), path, None if key == "mcpServers" else key)
-        except _UsageError:
-            continue  # a broken file elsewhere must not stop the one asked for
-        for name, (table_key, entry) in tables.items():
-            found.append((name, label, path, entry))
-    return found
-
-
-def _expand(value, where, inputs):
-    """${env:NAME}, ${NAME}, ${NAME:-default}, ${input:ID}, ${userHome}, ${workspaceFolder} in a config value."""
-    def one(match):
-        body = match.group(1)
-        if body in ("userHome",):
-            return os.path.expanduser("~")
-        if body in ("workspaceFolder", "workspaceRoot"):
-            return os.getcwd()
-        if body.startswith("input:"):
-            return _config_input(body[6:], where, inputs)
-        name, sep, default = body[4:].partition(":-") if body.startswith("env:") else body.partition(":-")
-        if name in os.environ:
-            return os.environ[name]
-        if sep:
-            return default
-        raise _UsageError("%s uses ${%s}, but %s is not set" % (where, body, name))
-    return re.sub(r"\$\{([^}]+)\}", one, value)
+            tables = _server_table(_read_servers_file(path), path, bare=label == "--config")
+        except _UsageError as e:
+            problems.append(e)
+            continue
+        for name, (where, entry) in tables.items():
+            found.append((name, label, path, where, entry))
+    return found, problems
 
 
 def _config_input(input_id, where, inputs):
@@ -8547,55 +8842,25 @@ def _config_input(input_id, where, inputs):
 
 
 def _server_from_config(path, name):
-    """{"server", "env", "headers", "cwd"} of one entry of an MCP config file; errors name the key."""
-    doc = _read_config(path)
-
-    def need(value, kind, key, what):
-        if not isinstance(value, kind) or kind is str and not value:
-            raise _UsageError("%s: %s must be %s" % (path, key, what))
-        return value
-
-    need(doc, dict, "the top level", "an object with mcpServers")
-    if "mcpServers" in doc:
-        need(doc["mcpServers"], dict, "mcpServers", "an object")
-    tables = _server_tables(doc, path)
+    """{"server", "env", "headers", "cwd"} of one entry of an MCP config file (its only one
+    without a name), read by _server_entry; errors name the file and the key."""
+    doc = _read_servers_file(path)
+    tables = _server_table(doc, path, bare=True)
     if name is None:
         if len(tables) != 1:
             raise _UsageError("%s lists %d servers; pick one with --server NAME (%s)"
                               % (path, len(tables), ", ".join(sorted(tables))))
         name = next(iter(tables))
     if name not in tables:
-        raise _UsageError("no server %r in %s (it has: %s)" % (name, path, ", ".join(sorted(tables))))
-    key, entry = tables[name]
-    key = "%s.%s" % (key, name)
+        raise _UsageError("no server %r in %s (it has: %s)" % (name, path, ", ".join(sorted(tables)) or "none"))
+    where, entry = tables[name]
+    where = "%s: %s" % (path, where)
     inputs = doc.get("inputs") if isinstance(doc.get("inputs"), list) else []
-    need(entry, dict, key, "an object")
-
-    def text(value, where):
-        return _expand(need(value, str, where, "a string"), "%s: %s" % (path, where), inputs)
-
-    def strings(value, where):
-        return {k: text(v, "%s.%s" % (where, k)) for k, v in need(value, dict, where, "an object").items()}
-
-    kind = str(entry.get("type") or entry.get("transport") or "").lower()
-    url = next((entry[k] for k in ("url", "httpUrl", "serverUrl") if entry.get(k) is not None), None)
-    cwd = text(entry["cwd"], key + ".cwd") if entry.get("cwd") is not None else None
-    if url is not None or kind in ("http", "sse", "streamable-http", "streamablehttp"):
-        url = _cli_url(text(url, key + ".url"), key + ".url") if url is not None else \
-            need(None, str, key + ".url", "a URL (type is %s)" % kind)
-        return {"server": url, "env": {}, "headers": strings(entry.get("headers") or {}, key + ".headers"),
-                "cwd": None}
-    command = text(need(entry.get("command"), str, key + ".command", "a non-empty string (or give a url)"),
-                   key + ".command")
-    args = need(entry.get("args") or [], list, key + ".args", "a list")
-    argv = [command] + [text(arg, "%s.args[%d]" % (key, i)) for i, arg in enumerate(args)]
-    if any(c.isspace() for c in command.strip()) and not os.path.exists(command):
-        import shlex  # "npx -y server" in one string: what a shell would have run, when its
-        import shutil  # first word is a program (else the name as written, and its own error)
-        words = shlex.split(command, posix=os.name != "nt")
-        if words and (shutil.which(words[0]) or os.path.exists(words[0])):
-            argv = words + argv[1:]
-    return {"server": argv, "env": strings(entry.get("env") or {}, key + ".env"), "headers": {}, "cwd": cwd}
+    server, options = _server_entry(entry, where, lambda text, at: _expand(
+        text, at, lambda input_id, asker: _config_input(input_id, asker, inputs)))
+    if server is None:
+        raise _UsageError('%s is disabled ("disabled": true); enable it there to use it' % (where,))
+    return dict({"env": {}, "headers": {}, "cwd": None}, server=server, **options)
 
 
 # host[:port][/path]: a URL someone meant, written without its scheme (a pattern, compiled on first
@@ -8673,11 +8938,12 @@ def _parse_cli(argv):
         else:
             server["server"] = server_argv
     elif opts.server:
-        found = _found_servers()
+        found, problems = _found_servers(_config_files())
         match = [f for f in found if f[0] == opts.server]
         if not match:
-            raise _UsageError("no server %r in your MCP config files (%s); see: mcp_min servers"
-                              % (opts.server, ", ".join(sorted(set(f[0] for f in found))) or "none found"))
+            raise _UsageError("no server %r in your MCP config files (%s); see: mcp_min servers%s" % (
+                opts.server, ", ".join(sorted(set(f[0] for f in found))) or "none found",
+                "".join("\n  (%s)" % e for e in problems)))
         server = _server_from_config(match[0][2], opts.server)  # (the first file naming it)
     else:
         raise _UsageError("say which server: -- SERVER_ARGV..., --url URL, --config FILE or --server NAME")
@@ -9134,21 +9400,33 @@ def _raw_args(args):
 
 
 def _run_servers(opts):
-    """The servers of the MCP config files found here: name, what it runs, and where it is written."""
-    found = _found_servers()
+    """The servers of the MCP config files found here (or of --config FILE): name, what it runs
+    (as written) or "(disabled)", and where it is written.  A broken file or entry is reported in
+    one line (exit 2); the others are still listed."""
+    found, problems = _found_servers([("--config", opts.config, None)] if opts.config else _config_files())
+    if not found and not problems:
+        print("mcp_min: %s" % ("no servers in %s" % opts.config if opts.config else "no MCP config file here "
+              "(looked for: %s)" % ", ".join(p for _, p, _ in _config_files())), file=sys.stderr)
+        return EXIT_OK
+    rows = []
+    for name, label, path, where, entry in found:
+        row = {"name": name, "host": label, "file": path, "entry": entry}
+        try:
+            server, _ = _server_entry(entry, "%s: %s" % (path, where), lambda text, at: text)  # (as written)
+            row["disabled"] = server is None
+            row["what"] = "(disabled)" if server is None else server if isinstance(server, str) else " ".join(server)
+        except _UsageError as e:
+            problems.append(e)
+            row["error"] = str(e)
+        rows.append(row)
     if opts.json:
-        _print([{"name": n, "host": label, "file": path, "entry": entry} for n, label, path, entry in found], True)
-        return EXIT_OK
-    if not found:
-        print("mcp_min: no MCP config file here (looked for: %s)" % ", ".join(
-            p for _, p, _ in _config_files()), file=sys.stderr)
-        return EXIT_OK
-    for name, label, path, entry in found:
-        entry = entry if isinstance(entry, dict) else {}
-        what = entry.get("url") or entry.get("httpUrl") or entry.get("serverUrl") or " ".join(
-            str(a) for a in [entry.get("command")] + list(entry.get("args") or []))
-        print("%s  %s  (%s: %s)" % (name, _shorten(str(what), 80), label, path))
-    return EXIT_OK
+        _print([{k: v for k, v in row.items() if k != "what"} for row in rows], True)
+    else:
+        for row in (row for row in rows if "what" in row):
+            print("%s  %s  (%s: %s)" % (row["name"], _shorten(row["what"], 80), row["host"], row["file"]))
+    for problem in problems:
+        print("mcp_min: error: %s" % problem, file=sys.stderr)
+    return EXIT_USAGE if problems else EXIT_OK
 
 
 def _run_shell(client, parsed, opts):

@@ -25,7 +25,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "exa
 import calc as calc_example  # noqa: E402  (examples/calc.py; "calc" is the fixture below)
 import fake_server  # noqa: E402
 import mcp_min  # noqa: E402
-from testsupport import UNDER_WINE, WINE_SLOW_START, wait_for  # noqa: E402
+from testsupport import UNDER_WINE, WINE_SLOW_START, cli_argv, wait_for  # noqa: E402
 from mcp_min import (Client, ConnectionClosed, McpError, RequestError, RequestTimeout, ToolError)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -291,10 +291,11 @@ def test_server_killed_by_a_signal(fake):
 def test_server_that_stops_reading_stdin(fake):
     c = Client(fake(stall=True), protocol_version="2025-11-25")
     start = time.monotonic()
-    with pytest.raises(ConnectionClosed, match="stopped reading its stdin"):
+    # The deadline passed mid-write: a timeout to the caller (issue 26), and the connection is dropped.
+    with pytest.raises(RequestTimeout, match="stopped reading its stdin"):
         c.call("echo", blob="x" * (4 << 20), timeout=1.0)  # far more than a pipe holds
     assert time.monotonic() - start < 10
-    with pytest.raises(ConnectionClosed):
+    with pytest.raises(ConnectionClosed, match="stopped reading its stdin"):
         c.call("echo")
     c.close()
 
@@ -581,13 +582,15 @@ def test_60_open_close_cycles_leak_nothing(fake):
 # Command line
 # ---------------------------------------------------------------------------
 
-def cli(*args, timeout=60):
-    return subprocess.run([PY, os.path.join(HERE, "mcp_min.py")] + list(args), capture_output=True, text=True,
-                          timeout=timeout, cwd=HERE)
+def cli(*args, timeout=60, script=False):
+    """The command line in a subprocess: from cached bytecode (testsupport.cli_argv), or as the
+    script the README shows (``script=True``, which compiles the module at every start)."""
+    argv = [PY, os.path.join(HERE, "mcp_min.py")] if script else cli_argv()
+    return subprocess.run(argv + list(args), capture_output=True, text=True, timeout=timeout, cwd=HERE)
 
 
 def test_cli_call_prints_the_value():
-    out = cli("call", "add", "a=2", "b=3", "--", *CALC)
+    out = cli("call", "add", "a=2", "b=3", "--", *CALC, script=True)  # the README's first command
     assert out.returncode == 0, out.stderr
     assert out.stdout == "5\n"
 
@@ -625,7 +628,7 @@ def test_cli_tools_info_trace_and_config(tmp_path):
 # Streamable HTTP and legacy HTTP+SSE
 # ---------------------------------------------------------------------------
 
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer  # noqa: E402
+from testsupport import HttpTestHandler, HttpTestServer  # noqa: E402
 
 
 def start_calc_http():
@@ -642,6 +645,13 @@ def calc_url():
     proc.terminate()
     proc.wait(10)
     proc.stderr.close()
+
+
+class FakeHttpHandler(HttpTestHandler):
+    """FakeHttp's streams are chunked when its cfg says so."""
+
+    def start_sse(self, headers=(), chunked=None):
+        HttpTestHandler.start_sse(self, headers, bool(self.server.fake.cfg.get("chunked")))
 
 
 class FakeHttp(object):
@@ -664,75 +674,23 @@ class FakeHttp(object):
         self.sse_queue = None
         self.parked = {}
         self.stopped = threading.Event()  # set by close(): what a request holds open ends then
-        fake = self
+        self.server = HttpTestServer(post=self._on_post, get=self._on_get, delete=self._on_delete,
+                                     handler=FakeHttpHandler)
+        self.server.fake = self
+        self.url = self.server.url
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
+    def _logged(self, h, msg=None):
+        self.log.append((h.command, h.path, {k.lower(): v for k, v in h.headers.items()}, msg))
+        return h
 
-            def log_message(self, *args):
-                pass
+    def _on_post(self, h, msg):
+        self.post(self._logged(h, msg), msg)
 
-            def do_POST(self):
-                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                msg = json.loads(body)
-                fake.log.append(("POST", self.path, {k.lower(): v for k, v in self.headers.items()}, msg))
-                fake.post(self, msg)
+    def _on_get(self, h):
+        self.get(self._logged(h))
 
-            def do_GET(self):
-                fake.log.append(("GET", self.path, {k.lower(): v for k, v in self.headers.items()}, None))
-                fake.get(self)
-
-            def do_DELETE(self):
-                fake.log.append(("DELETE", self.path, {k.lower(): v for k, v in self.headers.items()}, None))
-                self.reply(200, b"")
-
-            def reply(self, status, body=b"", ctype="application/json", headers=()):
-                self.send_response(status)
-                if body or status != 202:
-                    self.send_header("Content-Type", ctype)
-                self.send_header("Content-Length", str(len(body)))
-                for k, v in headers:
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(body)
-
-            def start_sse(self, headers=()):
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.chunked = bool(fake.cfg.get("chunked"))
-                if self.chunked:  # a kept-alive stream, as SDK servers send
-                    self.send_header("Transfer-Encoding", "chunked")
-                else:
-                    self.send_header("Connection", "close")
-                    self.close_connection = True
-                for k, v in headers:
-                    self.send_header(k, v)
-                self.end_headers()
-
-            def write_sse(self, data):
-                if getattr(self, "chunked", False):
-                    data = b"%x\r\n%s\r\n" % (len(data), data)
-                self.wfile.write(data)
-                self.wfile.flush()
-
-            def event(self, msg, event_id=None, kind=None):
-                text = ""
-                if event_id:
-                    text += "id: %s\n" % event_id
-                if kind:
-                    text += "event: %s\n" % kind
-                payload = msg if isinstance(msg, str) else json.dumps(msg)
-                text += "".join("data: %s\n" % part for part in payload.split("\n")) + "\n"
-                self.write_sse(text.encode())
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.server.handle_error = lambda request, address: None  # clients hanging up are expected
-        # serve_forever(poll_interval): shutdown() waits up to one interval (the default 0.5 s was
-        # half a second of every test's teardown).
-        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)
-        self.thread.start()
-        self.url = "http://127.0.0.1:%d/mcp" % self.server.server_address[1]
+    def _on_delete(self, h):
+        self._logged(h).reply(200)
 
     def hold(self):
         """Keep a request unanswered, or a stream open and quiet, until the test ends (close()),
@@ -741,8 +699,7 @@ class FakeHttp(object):
 
     def close(self):
         self.stopped.set()
-        self.server.shutdown()
-        self.server.server_close()
+        self.server.stop()
 
     def requests(self, kind=None):
         return [entry for entry in self.log if kind is None or entry[0] == kind]
@@ -761,7 +718,7 @@ class FakeHttp(object):
                 "WWW-Authenticate", 'Bearer error="invalid_token", resource_metadata="%s", scope="read write"'
                 % self.url.replace("/mcp", "/.well-known/oauth-protected-resource"))])
         if cfg.get("status"):
-            return h.reply(cfg["status"], b"<html>upstream exploded</html>", "text/html")
+            return h.reply(cfg["status"], b"<html>upstream exploded</html>", content_type="text/html")
         if h.path != "/mcp" or cfg.get("legacy_sse"):
             return h.reply(405 if cfg.get("legacy_sse") else 404, b"")
         method = msg.get("method")
@@ -813,8 +770,8 @@ class FakeHttp(object):
             if msg["params"]["name"] == "stall":
                 time.sleep(msg["params"]["arguments"]["s"])
             h.event(result, event_id="ev-%s-2" % msg["id"])
-            if getattr(h, "chunked", False):
-                h.write_sse(b"")  # the last chunk
+            if h.chunked:
+                h.end_sse()
             return
         return h.reply(200, json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {}}).encode())
 
@@ -1109,12 +1066,7 @@ class ForwardProxy(object):
         proxy = self
         direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):
-                pass
-
+        class Handler(HttpTestHandler):
             def relay(self):
                 proxy.lines.append((self.command, self.path))
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0)) or None
@@ -1142,14 +1094,11 @@ class ForwardProxy(object):
                 self.send_header("Content-Length", "0")
                 self.end_headers()
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()  # (see FakeHttp)
-        self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
+        self.server = HttpTestServer(handler=Handler)
+        self.url = self.server.base
 
     def close(self):
-        self.server.shutdown()
-        self.server.server_close()
+        self.server.stop()
 
 
 def test_http_goes_through_the_environment_proxy(calc_url, monkeypatch):
@@ -1227,6 +1176,19 @@ def test_negotiation_table_stdio(fake, client_for, tmp_path, mode, version):
     assert ("initialize" in methods) == (version != "2026-07-28")
 
 
+def test_a_server_slower_than_the_probe_that_chokes_on_it_is_started_again(fake, tmp_path):
+    """The probe's wait ends before the server has started; it then reads server/discover, exits,
+    and initialize goes to a fresh process that is not probed (seen under PyPy on a loaded machine)."""
+    with Client(fake(discover="die"), probe_timeout=0.001) as c:
+        assert c.protocol_version == "2025-11-25"
+        assert c.call("echo", x=1) == {"x": 1}
+    assert [m.get("method") for m in received(tmp_path)][:2] == ["server/discover", "initialize"]
+
+
+def test_a_server_that_dies_at_initialize_is_started_at_most_twice(fake, tmp_path):
+    with pytest.raises(ConnectionClosed, match="missing API key"):
+        Client(fake(discover="die", init="exit"), probe_timeout=0.001)
+    assert [m.get("method") for m in received(tmp_path)].count("initialize") == 1
 def test_modern_requests_carry_meta_and_no_handshake(client_for, tmp_path):
     with client_for({"discover": "modern"}, roots=["/tmp"]) as c:
         assert c.protocol_version == "2026-07-28"

@@ -10,7 +10,8 @@ pytest loads this file whenever it collects tests/; the plugin it registers then
 applies to every test of the run, test_mcp_min.py's included.
 
 It also says how many test processes ``-n auto`` (pyproject.toml's addopts, pytest-xdist)
-starts: see ``pytest_xdist_auto_num_workers``.
+starts: see ``pytest_xdist_auto_num_workers``; and it writes mcp_min.py's bytecode cache
+once, before any test process starts the command line (testsupport.ensure_bytecode).
 """
 import faulthandler
 import os
@@ -19,6 +20,8 @@ import sys
 import threading
 
 import pytest
+
+import testsupport  # (conftest's directory is on sys.path)
 
 # Seconds for one test, fixtures included (MCP_MIN_TEST_LIMIT to change it, 0 to switch it off).
 TEST_LIMIT = float(os.environ.get("MCP_MIN_TEST_LIMIT", "120"))
@@ -72,6 +75,8 @@ class _Watchdog(object):
 def pytest_configure(config):
     if not config.pluginmanager.has_plugin("mcp-min-watchdog"):
         config.pluginmanager.register(_Watchdog(TEST_LIMIT), "mcp-min-watchdog")
+    if not hasattr(config, "workerinput"):  # once, before any test process starts the CLI
+        testsupport.ensure_bytecode()
 
 
 def pytest_xdist_auto_num_workers(config):

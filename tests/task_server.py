@@ -43,6 +43,7 @@ Behaviours:
 import datetime
 import itertools
 import json
+import os
 import sys
 import threading
 import time
@@ -382,7 +383,10 @@ def serve_stdio():
 # -- HTTP ---------------------------------------------------------------------------
 
 def serve_http():
-    from testsupport import HttpTestServer  # (the tests directory is this script's sys.path[0])
+    # The tests directory: not always sys.path[0] (the Windows embeddable Python's ._pth file
+    # leaves a script's directory out).
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from testsupport import HttpTestServer
 
     def post(request, msg):
         headers = {k.lower(): v for k, v in request.headers.items()}

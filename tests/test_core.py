@@ -248,7 +248,93 @@ def test_sse_oversized_event_is_dropped_not_buffered(monkeypatch):
     monkeypatch.setattr(mcp_min, "MAX_MESSAGE_BYTES", 100)
     parser, events = sse(*([b"data: " + b"x" * 30 + b"\n"] * 10 + [b"\n", b"data: ok\n", b"\n"]))
     assert events == [("message", "ok")]
-    assert parser._size == 0 and parser._data == []
+    assert parser._size == 0 and parser._data is None
+
+
+# Framing (issue 26, item 4): the parser is fed a stream's bytes as they arrive, so a line may
+# end in CR, LF or CRLF, and a line end (a CRLF too) may fall between two pieces.
+
+SSE_STREAM = (b"\xef\xbb\xbf: a comment after the BOM\r\n"
+              b"retry: 1500\r"
+              b"id: 1\n"
+              b"event: endpoint\r\n"  # (a CRLF read as two line ends would end the event here)
+              b"data: /x\r"
+              b"\r"
+              b"data\n"  # a field without a colon: an empty data line
+              b"data:  one space stripped\r\n"
+              b"data:no space\n"
+              b"id: 2\r\n"
+              b"\n"
+              b"event: no data, never dispatched\r"
+              b"id: 3\r"
+              b"\r\n"
+              b"id: a\0b\n"  # an id with NUL is ignored
+              b"retry: 12x\rretry: -5\rretry: \xd9\xa1\rretry:\r"  # retry: ASCII digits only
+              b"data: \xc3\xa9\r\n"
+              b"\r"
+              b"id: 4\ndata: never ended\n")  # no blank line: not dispatched, its id not taken
+SSE_EXPECTED = ([("endpoint", "/x"), ("message", "\n one space stripped\nno space"), ("message", "\u00e9")], "3", 1500)
+
+
+def sse_pieces(pieces):
+    parser, events = sse(*pieces)
+    return events, parser.last_id, parser.retry_ms
+
+
+def test_sse_line_ends_of_every_kind_wherever_the_pieces_split():
+    assert sse_pieces([SSE_STREAM]) == SSE_EXPECTED
+    for i in range(1, len(SSE_STREAM)):
+        assert sse_pieces([SSE_STREAM[:i], SSE_STREAM[i:]]) == SSE_EXPECTED, "split at %d" % i
+    assert sse_pieces([SSE_STREAM[i:i + 1] for i in range(len(SSE_STREAM))]) == SSE_EXPECTED
+
+
+def test_sse_bom_only_at_the_start_of_each_stream():
+    parser, events = sse(b"\xef\xbb\xbf\xef\xbb\xbfdata: a\n\n")  # a second BOM belongs to the field name
+    assert events == []
+    parser.end_stream()  # a reconnect: its stream may start with a BOM of its own
+    assert parser.feed(b"\xef\xbb") + parser.feed(b"\xbfdata: b\r\r") == [("message", "b")]
+
+
+def test_sse_what_an_ended_stream_left_unfinished_is_discarded():
+    parser, events = sse(b"id: 1\ndata: a\n\nid: 2\ndata: b\r\ndata: unfini")
+    parser.end_stream()
+    assert events == [("message", "a")] and parser.last_id == "1"  # a resumption asks for event 2 again
+    assert parser.feed(b"shed\n\ndata: c\n\n") == [("message", "c")]  # not "b\nc", nor "unfinished"
+    assert parser.last_id == "1"
+    assert parser.feed(b"id:\n\n") == [] and parser.last_id is None  # an empty id: no Last-Event-ID
+
+
+def test_sse_retry_of_thousands_of_digits():
+    parser, _ = sse(b"retry: " + b"9" * 5000 + b"\n")  # (int() refuses 4300 digits on 3.11+)
+    assert parser.retry_ms / 1000.0 > mcp_min.SSE_RETRY_CAP
+    parser, _ = sse(b"retry: " + b"0" * 5000 + b"25\r")
+    assert parser.retry_ms == 25
+
+
+def test_sse_cr_framing_stays_bounded(monkeypatch):
+    monkeypatch.setattr(mcp_min, "MAX_MESSAGE_BYTES", 100)
+    parser = mcp_min._SseParser()
+    for _ in range(1000):  # a line that never ends is dropped as it grows
+        assert parser.feed(b"x" * 30) == []
+        assert len(parser._line) <= 100
+    for _ in range(100):  # a stream of lone CRs: blank lines, nothing kept
+        assert parser.feed(b"\r" * 1000) == []
+        assert len(parser._line) == 0 and parser._data is None
+    assert parser.feed(b"data: ok\r\r") == [("message", "ok")]  # and the stream goes on
+    for _ in range(10):  # an event of many CR-ended data lines: dropped at the limit
+        assert parser.feed(b"data: " + b"y" * 30 + b"\r") == []
+        assert sum(len(part) for part in parser._data or ()) <= 100
+    assert parser.feed(b"\rdata: ok\r\r") == [("message", "ok")]
+
+
+def test_sse_many_short_data_lines_are_kept_in_few_pieces():
+    """The limit counts an event's bytes; kept as one object each, 2-byte lines would cost some
+    40 times that."""
+    parser = mcp_min._SseParser()
+    for _ in range(100):
+        assert parser.feed(b"data: ab\r" * 1000) == []
+    assert len(parser._data) <= 5
+    assert parser.feed(b"\r") == [("message", "\n".join(["ab"] * 100000))]
 
 
 # ---------------------------------------------------------------------------

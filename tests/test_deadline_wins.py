@@ -24,7 +24,7 @@ sys.path.insert(0, HERE)
 
 import mcp_min  # noqa: E402
 from mcp_min import Client, RequestTimeout, ToolError  # noqa: E402
-from testsupport import HttpTestServer, wait_for  # noqa: E402
+from testsupport import HttpTestHandler, HttpTestServer, wait_for  # noqa: E402
 
 DEADLINE = 0.5  # seconds; nothing here depends on how long it is, only on it passing
 
@@ -153,14 +153,16 @@ class LateServer(object):
     request's connection is cut: over Streamable HTTP (``mode`` "json" or "sse", the
     answer of the POST) on the GET stream, over legacy HTTP+SSE (``mode`` "legacy") on
     the SSE stream.  ``mode`` "legacy-told": the POST is accepted at once and the answer
-    comes on the SSE stream when test/answer-now arrives."""
+    comes on the SSE stream when test/answer-now arrives.  ``handler``: another request
+    handler (UnreadHandler: a server that never reads a large body)."""
 
-    def __init__(self, mode, kind):
+    def __init__(self, mode, kind, handler=HttpTestHandler):
         self.mode, self.kind = mode, kind
         self.stream = queue.Queue()  # messages for the GET / SSE stream
         self.held = {}
         self.cut = threading.Event()
-        self.httpd = HttpTestServer(post=self.post, get=self.get)
+        self.httpd = HttpTestServer(post=self.post, get=self.get, handler=handler)
+        self.httpd.release = threading.Event()  # (UnreadHandler: the test is over)
         self.url = self.httpd.base + ("/sse" if mode.startswith("legacy") else "/mcp")
 
     def get(self, h):
@@ -212,6 +214,7 @@ class LateServer(object):
 
     def close(self):
         self.stream.put(None)
+        self.httpd.release.set()
         self.httpd.stop()
 
 
@@ -219,8 +222,8 @@ class LateServer(object):
 def late_server():
     made = []
 
-    def make(mode, kind):
-        made.append(LateServer(mode, kind))
+    def make(mode, kind, handler=HttpTestHandler):
+        made.append(LateServer(mode, kind, handler))
         return made[-1]
     yield make
     for s in made:
@@ -248,3 +251,151 @@ def test_legacy_sse_an_answer_after_the_deadline_is_a_timeout(late_server, kind)
         past_deadline(fut)
         c.notify("test/answer-now", {"key": "k"})
         raises_timeout(fut)
+
+
+# ---------------------------------------------------------------------------
+# On the way out (issue 26): the deadline passes while the message is still being written.
+# The caller gets RequestTimeout, not the broken pipe of the connection the deadline cut.
+# ---------------------------------------------------------------------------
+
+BIG = "x" * (16 << 20)  # far more than the socket's or the pipe's buffers hold
+TIMEOUTS = [DEADLINE, 1e-9]  # (1e-9: the deadline passes at once, a cut racing the first write)
+HTTP_MODES = {"json": "2025-11-25", "legacy": "2024-11-05"}  # Streamable HTTP, legacy HTTP+SSE
+
+
+class UnreadHandler(HttpTestHandler):
+    """A server that never reads a large body: it holds such a request, unread, until the
+    test is over (``server.release``)."""
+
+    def do_POST(self):
+        if int(self.headers.get("Content-Length") or 0) > 1 << 20:
+            self.server.release.wait()
+            self.close_connection = True
+            return
+        HttpTestHandler.do_POST(self)
+
+
+def unread_client(late_server, mode, **options):
+    server = late_server(mode, "error", UnreadHandler)
+    return Client(server.url, protocol_version=HTTP_MODES[mode], **options)
+
+
+@pytest.mark.parametrize("timeout", TIMEOUTS)
+@pytest.mark.parametrize("mode", sorted(HTTP_MODES))
+def test_http_the_deadline_while_writing_a_request_is_a_timeout(late_server, mode, timeout):
+    with unread_client(late_server, mode) as c:
+        with pytest.raises(RequestTimeout):
+            c.call("echo", blob=BIG, timeout=timeout)  # sent on this thread
+        fut = c.submit("echo", blob=BIG, timeout=timeout)  # sent on a thread of its own
+        with pytest.raises(RequestTimeout):
+            fut.result()
+        assert c.request("ping") == {}  # one request's timeout: the client goes on
+
+
+@pytest.mark.parametrize("mode", sorted(HTTP_MODES))
+def test_http_the_deadline_while_writing_a_notification_is_a_timeout(late_server, mode):
+    with unread_client(late_server, mode, timeout=2.0) as c:  # (the client's timeout bounds a notification)
+        with pytest.raises(RequestTimeout):
+            c.notify("notifications/message", {"level": "info", "data": BIG})
+        assert c.request("ping") == {}
+
+
+@pytest.mark.parametrize("mode", sorted(HTTP_MODES))
+def test_http_the_deadline_while_writing_our_answer_is_a_timeout(late_server, mode):
+    with unread_client(late_server, mode) as c:
+        # (white-box: what _Session._send_answer sends an answer to a server request with)
+        answer = {"jsonrpc": "2.0", "id": "from-the-server", "result": {"blob": BIG}}
+        with pytest.raises(RequestTimeout):
+            c._session.transport.send(answer, mcp_min._encode_line(answer), time.monotonic() + DEADLINE)
+        assert c.request("ping") == {}
+
+
+# stdio and Client.over(): a server that answers the handshake, then stops reading (alive).
+STALL_SERVER = textwrap.dedent('''
+    import json, sys, threading
+
+    def serve(rfile, wfile, release):
+        for line in rfile:
+            msg = json.loads(line)
+            if msg.get("method") == "notifications/initialized":
+                release.wait()  # reads nothing more until then
+                return
+            if msg.get("method") == "initialize":
+                answer = {"jsonrpc": "2.0", "id": msg["id"], "result": {
+                    "protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "stall", "version": "1"}}}
+                wfile.write((json.dumps(answer) + "\\n").encode())
+                wfile.flush()
+
+    if __name__ == "__main__":
+        serve(sys.stdin.buffer, sys.stdout.buffer, threading.Event())
+''')
+
+
+@pytest.mark.parametrize("timeout", TIMEOUTS)
+def test_stdio_the_deadline_while_writing_is_a_timeout(tmp_path, timeout):
+    script = tmp_path / "stall_server.py"
+    script.write_text(STALL_SERVER)
+    with Client([sys.executable, str(script)], protocol_version="2025-11-25") as c:
+        with pytest.raises(RequestTimeout, match="stopped reading its stdin"):
+            c.call("echo", blob=BIG, timeout=timeout)
+        # Part of the message went out: the connection is dropped, and stays so.
+        with pytest.raises(mcp_min.ConnectionClosed, match="stopped reading its stdin"):
+            c.call("echo", n=1)
+
+
+@pytest.fixture
+def stalled_streams():
+    """make() -> (reader, writer) descriptors for Client.over() of STALL_SERVER on a thread;
+    make.release.set() lets it read again (and end)."""
+    namespace = {}
+    exec(STALL_SERVER, namespace)
+    release, threads = threading.Event(), []
+
+    def make():
+        to_server, from_client = os.pipe()
+        to_client, from_server = os.pipe()
+        rfile, wfile = os.fdopen(to_server, "rb"), os.fdopen(from_server, "wb")
+
+        def run():
+            try:
+                namespace["serve"](rfile, wfile, release)
+            finally:
+                rfile.close()  # (a write still blocked on the pipe ends)
+                wfile.close()
+        threads.append(threading.Thread(target=run, daemon=True, name="stall-server"))
+        threads[-1].start()
+        return to_client, from_client
+    make.release = release
+    yield make
+    release.set()
+    for thread in threads:
+        thread.join(10)
+
+
+@pytest.mark.parametrize("timeout", TIMEOUTS)
+def test_over_the_deadline_while_writing_is_a_timeout(stalled_streams, timeout):
+    c = Client.over(*stalled_streams(), protocol_version="2025-11-25")
+    try:
+        if timeout < DEADLINE:  # the writer thread had not begun: nothing went out, the stream is intact
+            with pytest.raises(RequestTimeout):
+                c.call("echo", blob=BIG, timeout=timeout)
+            return
+        with pytest.raises(RequestTimeout, match="stopped reading its stdin"):
+            c.call("echo", blob=BIG, timeout=timeout)
+        # Part of the message went out: the connection is dropped, and stays so.
+        with pytest.raises(mcp_min.ConnectionClosed, match="stopped reading its stdin"):
+            c.call("echo", n=1)
+    finally:
+        stalled_streams.release.set()  # (the write still blocked ends: close() need not wait for it)
+        c.close()
+
+
+def test_over_the_deadline_while_writing_a_notification_is_a_timeout(stalled_streams):
+    c = Client.over(*stalled_streams(), protocol_version="2025-11-25", timeout=1.0)
+    try:
+        with pytest.raises(RequestTimeout, match="stopped reading its stdin"):
+            c.notify("notifications/message", {"level": "info", "data": BIG})
+    finally:
+        stalled_streams.release.set()
+        c.close()

@@ -25,10 +25,11 @@ FAKE = os.path.join(HERE, "fake_server.py")
 
 class ProbeServer(object):
     """A handshake-era Streamable HTTP server whose answer to server/discover is ``discover``:
-    an HTTP status (answered with a short body), or "reset" (the connection is reset)."""
+    an HTTP status (answered with ``body``, a short non-JSON one by default, and ``content_type``),
+    or "reset" (the connection is reset).  A ``body`` containing ID is given the request's id."""
 
-    def __init__(self, discover):
-        self.discover = discover
+    def __init__(self, discover, body=b'{"error":"try again later"}', content_type="application/json"):
+        self.discover, self.body, self.content_type = discover, body, content_type
         self.methods = []
         self.httpd = HttpTestServer(post=self.post)  # GET: 405, DELETE: 200
         self.url = self.httpd.url
@@ -39,7 +40,8 @@ class ProbeServer(object):
         if method == "server/discover":
             if self.discover == "reset":
                 return h.reset()
-            return h.reply(self.discover, b'{"error":"try again later"}')
+            return h.reply(self.discover, self.body.replace(b"ID", json.dumps(msg["id"]).encode()),
+                           content_type=self.content_type)
         if "id" not in msg:
             return h.reply(202)
         result = {}
@@ -57,8 +59,8 @@ class ProbeServer(object):
 def probe_server():
     made = []
 
-    def make(discover):
-        made.append(ProbeServer(discover))
+    def make(discover, **answer):
+        made.append(ProbeServer(discover, **answer))
         return made[-1]
     yield make
     for s in made:
@@ -114,6 +116,51 @@ def test_4xx_during_discover_is_a_handshake_era_server(probe_server, status):
     assert server.methods[:3] == ["server/discover", "initialize", "notifications/initialized"]
 
 
+# A server that spoke JSON-RPC is no outage, whatever the status: @cyanheads/git-mcp-server 2.15.3
+# answers an unknown method with 500 and an error whose id is null.
+JSONRPC_ERROR = b'{"jsonrpc":"2.0","error":{"code":-32603,"message":"Error in httpTransport: "},"id":null}'
+
+
+@pytest.mark.parametrize("status, body", [
+    (500, JSONRPC_ERROR),                                                         # git-mcp-server
+    (500, b'{"jsonrpc":"2.0","id":ID,"error":{"code":-32601,"message":"Method not found"}}'),
+    (503, b'{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"not initialized"}}'),
+    (400, JSONRPC_ERROR),
+    (404, b'{"jsonrpc":"2.0","id":ID,"error":{"code":-32601,"message":"Method not found"}}'),
+])
+def test_a_jsonrpc_error_in_any_status_is_a_handshake_era_server(probe_server, status, body):
+    server = probe_server(status, body=body)
+    with Client(server.url) as c:
+        assert c.protocol_version == "2025-11-25"
+    assert server.methods[:2] == ["server/discover", "initialize"]
+
+
+@pytest.mark.parametrize("status, body, content_type", [
+    (200, b"", "application/json"),                     # an empty answer to a request
+    (202, b"", "application/json"),                     # taken for a notification
+    (200, b"<html>hello</html>", "text/html"),          # a web page where the server should be
+    (200, b"not json", "application/json"),
+])
+def test_a_2xx_that_is_no_mcp_answer_is_a_handshake_era_server(probe_server, status, body, content_type):
+    server = probe_server(status, body=body, content_type=content_type)
+    with Client(server.url, timeout=10) as c:
+        assert c.protocol_version == "2025-11-25"
+    assert server.methods[:2] == ["server/discover", "initialize"]
+
+
+@pytest.mark.parametrize("status, body, content_type", [
+    (502, b"<html><body>502 Bad Gateway</body></html>", "text/html"),   # a proxy's page
+    (503, b"", "application/json"),                                      # an empty outage
+    (500, b'{"detail":"Internal Server Error"}', "application/json"),   # JSON, not JSON-RPC
+    (500, b'{"jsonrpc":"2.0","id":null,"error":"a string"}', "application/json"),
+])
+def test_a_5xx_without_a_jsonrpc_error_is_an_outage(probe_server, status, body, content_type):
+    server = probe_server(status, body=body, content_type=content_type)
+    with pytest.raises(HttpError) as info:
+        Client(server.url)
+    assert info.value.status == status and server.methods == ["server/discover"]
+
+
 def test_connection_reset_during_discover_is_no_era_verdict(probe_server):
     server = probe_server("reset")
     with pytest.raises(ConnectionClosed):
@@ -145,10 +192,24 @@ def test_stdio_server_dying_on_discover_is_restarted_and_initialized(tmp_path):
 
 
 def test_era_verdict_table():
+    """Every row of _era_verdict's table (the module docstring's "Era policy")."""
     verdict = mcp_min._era_verdict
     url = "http://127.0.0.1:1/mcp"
-    assert verdict(mcp_min.RequestTimeout("silent"), True) and verdict(mcp_min.RequestTimeout("silent"), False)
-    assert verdict(ConnectionClosed("died"), False) and not verdict(ConnectionClosed("refused"), True)
-    assert verdict(HttpError(url, 404), True) and verdict(HttpError(url, 405), True)
-    assert not verdict(HttpError(url, 403), True) and not verdict(HttpError(url, 500), True)
-    assert not verdict(AuthError("no"), True) and not verdict(AuthRequired(url, 401, "", {}), True)
+
+    def rpc(code, data=None):
+        return mcp_min.RequestError(code, "m", data)
+    rows = [
+        (rpc(-32022, {"supported": ["2025-11-25"]}), True, "versions"),
+        (rpc(-32022), True, "2026"), (rpc(-32020), False, "2026"), (rpc(-32021), True, "2026"),
+        (rpc(-32601), False, "handshake"), (rpc(-32602), True, "handshake"), (rpc(-32603), True, "handshake"),
+        (HttpError(url, 401), True, None), (HttpError(url, 403), True, None),
+        (AuthError("no"), True, None), (AuthRequired(url, 401, "", {}), True, None),
+        (HttpError(url, 500, "<html>"), True, None), (HttpError(url, 502, ""), True, None),
+        (HttpError(url, 500, JSONRPC_ERROR.decode()), True, "handshake"),
+        (HttpError(url, 400), True, "handshake"), (HttpError(url, 404), True, "handshake"),
+        (HttpError(url, 405), True, "handshake"), (HttpError(url, 200, "", "not JSON"), True, "handshake"),
+        (mcp_min.RequestTimeout("silent"), True, "handshake"), (mcp_min.RequestTimeout("silent"), False, "handshake"),
+        (ConnectionClosed("died"), False, "handshake"), (ConnectionClosed("refused"), True, None),
+        (mcp_min.McpError("malformed"), True, "handshake"),
+    ]
+    assert [(e, verdict(e, over_http)) for e, over_http, _ in rows] == [(e, v) for e, _, v in rows]

@@ -98,7 +98,7 @@ def test_a_custom_separator_and_a_plain_dict(calc_http):
 @pytest.mark.parametrize("config, says", [
     ("/nonexistent/mcp.json", "cannot read"),
     ([1], "mcpServers object"),
-    ({"mcpServers": [1]}, "mcpServers object"),
+    ({"mcpServers": [1]}, "mcpServers must be an object"),
 ])
 def test_bad_configs(config, says):
     with pytest.raises(ValueError, match=says):

@@ -328,6 +328,13 @@ def run_lab(tmp_path_factory, cases, limit, workers=None):
         peers.stop()
 
 
+def built_once(fixture):
+    """The mark for every test of a module-scoped ``fixture`` (a lab, a shared client): they run in
+    one test process (pytest-xdist's --dist loadgroup), which builds it once; spread over several,
+    each would build the whole lab again."""
+    return pytest.mark.xdist_group("test_hostile-" + fixture)
+
+
 class Gate(object):
     """A callback that blocks until released, then returns `result`; remembers its threads."""
 
@@ -509,6 +516,7 @@ def eras(tmp_path_factory):
         bounded(c.close, 10)
 
 
+@built_once("eras")
 @pytest.mark.parametrize("value", sorted(NON_FINITE))
 @pytest.mark.parametrize("path", sorted(SEND_PATHS))
 @pytest.mark.parametrize("era", ["legacy", "modern"])
@@ -529,6 +537,7 @@ def test_non_finite_numbers_are_refused_before_sending(eras, era, path, value):
     assert not sent, "%s with %s still sent %r" % (path, value, sent)
 
 
+@built_once("eras")
 @pytest.mark.parametrize("params", [[1, 2], "text", 5, True], ids=["list", "str", "int", "bool"])
 @pytest.mark.parametrize("api", ["request", "submit_request"])
 @pytest.mark.parametrize("era", ["legacy", "modern"])
@@ -550,6 +559,7 @@ def test_params_that_are_not_an_object_are_refused(eras, era, api, params):
     assert not sent, "params %r were still sent: %r" % (params, sent)
 
 
+@built_once("eras")
 def test_meta_that_is_not_an_object_is_never_corrupted(eras):
     server, client = eras("modern")
     before = len(server.lines())
@@ -657,6 +667,7 @@ def trickle_lab(tmp_path_factory):
     return run_lab(tmp_path_factory, TRICKLES, LIMIT)
 
 
+@built_once("trickle_lab")
 @pytest.mark.parametrize("case", list(TRICKLES))
 def test_trickling_server_cannot_stretch(trickle_lab, case):
     """A server trickling one byte every 0.3 s: what has a deadline of 0.5 s ends within 3.5 s."""
@@ -736,6 +747,7 @@ def unsettled_futures():
     return out
 
 
+@built_once("shared_stdio")
 @pytest.mark.parametrize("timeout", NO_DEADLINE, ids=["None", "inf", "1e12"])
 @pytest.mark.parametrize("api", sorted(PER_CALL))
 def test_no_deadline_values_work(shared_stdio, api, timeout):
@@ -744,6 +756,7 @@ def test_no_deadline_values_work(shared_stdio, api, timeout):
     assert err is None, "%s(timeout=%r) raised %s: %s" % (api, timeout, type(err).__name__, err)
 
 
+@built_once("shared_stdio")
 @pytest.mark.parametrize("timeout", BAD_TIMEOUTS, ids=["nan", "True", "str"])
 @pytest.mark.parametrize("api", sorted(PER_CALL))
 def test_bad_timeout_is_refused_before_sending(shared_stdio, api, timeout):
@@ -862,6 +875,7 @@ def rss_lab(tmp_path_factory):
     return run_lab(tmp_path_factory, {c[0]: case(c[1], c[2]) for c in RSS_CASES}, 120)
 
 
+@built_once("rss_lab")
 @pytest.mark.parametrize("name,expected", [(c[0], c[3]) for c in RSS_CASES], ids=[c[0] for c in RSS_CASES])
 def test_oversized_sse_event_is_dropped_without_buffering_it(rss_lab, name, expected):
     out, err, _ = lab_result(rss_lab, name, 120)
@@ -1258,6 +1272,7 @@ def fork_lab(tmp_path_factory):
     return run_lab(tmp_path_factory, {m: case(m) for m in FORK_MODES}, 60)
 
 
+@built_once("fork_lab")
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork does not exist here")
 @pytest.mark.parametrize("mode", FORK_MODES)
 def test_forked_child_leaves_the_parents_servers_alone(fork_lab, mode):
@@ -1618,6 +1633,7 @@ def pool_outcome():
     return out
 
 
+@built_once("pool_outcome")
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="the pool scenario uses the fork start method")
 @pytest.mark.parametrize("name", EXCEPTION_NAMES)
 def test_exception_raised_in_a_worker_process_arrives_intact(pool_outcome, name):
@@ -1799,11 +1815,13 @@ def cli_out(cli_lab, name):
     return out
 
 
+@built_once("cli_lab")
 @pytest.mark.parametrize("name", [c[0] for c in BAD_ARGS])
 def test_cli_bad_arguments_exit_2(cli_lab, name):
     assert_cli_error(cli_out(cli_lab, "args:" + name), 2)
 
 
+@built_once("cli_lab")
 def test_cli_huge_timeout_works(cli_lab):
     out = cli_out(cli_lab, "args:timeout-1e12")
     no_traceback(out)
@@ -1811,11 +1829,13 @@ def test_cli_huge_timeout_works(cli_lab):
     assert json.loads(out.stdout) == {"x": 1}
 
 
+@built_once("cli_lab")
 @pytest.mark.parametrize("name,hints", [(c[0], c[2]) for c in BAD_CONFIGS], ids=[c[0] for c in BAD_CONFIGS])
 def test_cli_config_of_the_wrong_shape_exits_2_naming_the_key(cli_lab, name, hints):
     assert_cli_error(cli_out(cli_lab, "config:" + name), 2, hints)
 
 
+@built_once("cli_lab")
 @pytest.mark.parametrize("name", [c[0] for c in PRINTERS])
 def test_cli_malformed_result_in_every_printer(cli_lab, name):
     out = cli_out(cli_lab, "printer:" + name)
@@ -1829,6 +1849,7 @@ def test_cli_malformed_result_in_every_printer(cli_lab, name):
         assert not lines, "exit 0 but stderr says %r" % lines
 
 
+@built_once("cli_lab")
 @pytest.mark.parametrize("command", sorted(ENCODING_COMMANDS))
 @pytest.mark.parametrize("encoding", sorted(ENCODINGS))
 def test_cli_non_utf8_stdout(cli_lab, encoding, command):
@@ -1839,6 +1860,7 @@ def test_cli_non_utf8_stdout(cli_lab, encoding, command):
     assert not message_lines(out.stderr), stderr
 
 
+@built_once("cli_lab")
 def test_cli_error_message_with_non_ascii_on_an_ascii_stderr(cli_lab):
     assert_cli_error(cli_out(cli_lab, "encoding:ascii-stderr-message"), 5)  # 5: the tool reported an error
 

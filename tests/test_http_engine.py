@@ -1,13 +1,16 @@
-"""The HTTP engine: the deadline thread, thread limits, connection reuse, transport choice.
+"""The HTTP engine: the deadline thread, thread limits, connection reuse, transport choice, and
+how event streams are read (their framing, on every kind of stream).
 
 Against the hostile peer tests/hostile/http_server.py (raw sockets, every request logged with the
-number of the connection it came on) and scenarios that need a process of their own
-(tests/hostile/scenarios.py).
+number of the connection it came on), scenarios that need a process of their own
+(tests/hostile/scenarios.py), and for exact stream bytes the in-process HttpTestServer
+(tests/testsupport.py).
 
 Run:  python -m pytest -q tests/test_http_engine.py
 """
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -18,9 +21,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.environ.get("MCP_MIN_DIR") or os.path.dirname(HERE)
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
 
 import mcp_min  # noqa: E402
 from mcp_min import Client  # noqa: E402
+from inproc_server import Server  # noqa: E402
+from testsupport import HttpTestServer, wait_for  # noqa: E402
 
 PY = sys.executable
 PEERS = os.path.join(HERE, "hostile")
@@ -108,3 +115,192 @@ def test_the_session_delete_reuses_a_kept_alive_connection(peer):
     posts, deletes = srv.requests("POST"), srv.requests("DELETE")
     assert len(deletes) == 1, "no DELETE ended the session"
     assert deletes[0]["conn"] in {p["conn"] for p in posts}, "the DELETE opened a new connection"
+
+
+# -- event streams framed as the WHATWG rules say (issue 26, item 4) -----------------------------
+# Every stream (a POST's answer, the GET stream, a resumption, legacy HTTP+SSE, listen) is read as
+# it comes and parsed by the one _SseParser: lines may end in CR, LF or CRLF, mixed, and a line end
+# may fall between two reads.  Each stream below stays open after its events (as a server's does
+# until it is done), so a client that waits for an LF that never comes ends in RequestTimeout.
+# The parser's own rules, split at every byte, are tested in tests/test_core.py.
+
+BOM = b"\xef\xbb\xbf"
+STYLES = ["cr", "crlf-bom", "mixed", "split"]
+HANDSHAKE_ERA = "2025-11-25"
+FRAMED_TIMEOUT = 10  # seconds: the fixed client answers at once; a broken one waits this long
+
+
+def framed(events, style, start=True):
+    """The writes that send ``events`` (each a list of lines, without their ends) framed in
+    ``style``: "cr" (every line ends in CR), "crlf-bom" (CRLF, the stream starting with a BOM),
+    "mixed" (CRLF, LF and CR in turn, the last a CR), "split" (mixed, written in pieces: each
+    CRLF split between two writes, the BOM too).  ``start``: these are the stream's first bytes."""
+    lines = [line for event in events for line in list(event) + [b""]]
+    if style == "cr":
+        ends = [b"\r"] * len(lines)
+    elif style == "crlf-bom":
+        ends = [b"\r\n"] * len(lines)
+    else:
+        ends = [(b"\r\n", b"\n", b"\r")[i % 3] for i in range(len(lines) - 1)] + [b"\r"]
+    data = b"".join(line + end for line, end in zip(lines, ends))
+    if start and style in ("crlf-bom", "split"):
+        data = BOM + data
+    if style != "split":
+        return [data]
+    pieces = [piece for piece in re.split(b"(?<=\r)", data) if piece]  # (a CRLF's LF starts the next write)
+    return [pieces[0][:2], pieces[0][2:]] + pieces[1:] if start else pieces  # (a BOM in two writes)
+
+
+def message_event(msg, *more):
+    """One event: ``msg`` as JSON on several data lines (so that a line end read twice breaks it)."""
+    return [b"data: " + line.encode() for line in json.dumps(msg, indent=1).split("\n")] + list(more)
+
+
+def echo(msg):
+    args = msg["params"].get("arguments") or {}
+    return {"jsonrpc": "2.0", "id": msg["id"], "result": {
+        "content": [{"type": "text", "text": json.dumps(args)}], "structuredContent": args}}
+
+
+def send_stream(h, writes, hold=True):
+    """An SSE answer of these writes, each flushed on its own; ``hold``: kept open until the client
+    hangs up (a chunked stream), else ended by closing the connection."""
+    h.start_sse(chunked=hold)
+    for data in writes:
+        h.write_sse(data)
+    if hold:
+        h.wait_for_hangup()
+
+
+def handshake_server(on_call=None, get=None):
+    """A handshake-era Streamable HTTP server: ``on_call(h, msg)`` answers tools/call; ``get(h)``
+    the GET requests (default 405: no GET stream)."""
+    def post(h, msg):
+        method = msg.get("method")
+        if method == "initialize":
+            return h.reply(200, json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {
+                "protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                "serverInfo": {"name": "framed", "version": "1"}}}).encode())
+        if "id" not in msg:
+            return h.reply(202)
+        if method == "tools/call":
+            return on_call(h, msg)
+        h.reply(400, b'{"error":"unknown method"}')
+    return HttpTestServer(post=post, get=get)
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_framed_post_answer(style):
+    with handshake_server(lambda h, msg: send_stream(h, framed([
+            message_event(echo(msg), b": keep-alive", b"event: message", b"id: a1")], style))) as server:
+        with Client(server.url, protocol_version=HANDSHAKE_ERA, timeout=FRAMED_TIMEOUT) as c:
+            assert c.call("echo", n=1, style=style) == {"n": 1, "style": style}
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_framed_get_stream_notification(style):
+    note = {"jsonrpc": "2.0", "method": "notifications/framed", "params": {"style": style}}
+    got = []
+
+    def get(h):
+        send_stream(h, framed([message_event(note, b"id: g1")], style))
+
+    with handshake_server(get=get) as server:
+        with Client(server.url, protocol_version=HANDSHAKE_ERA, timeout=FRAMED_TIMEOUT,
+                    on_notification=lambda method, params: got.append((method, params))):
+            assert wait_for(lambda: got, FRAMED_TIMEOUT), "the notification on the GET stream never arrived"
+    assert got == [("notifications/framed", {"style": style})]
+
+
+def resuming_server(first_stream, answer_style):
+    """A server whose tools/call stream is ``first_stream(msg)`` (writes), then ends; the GET that
+    resumes it gets the answer framed in ``answer_style``, the stream held open.  ``server.resumed``:
+    the Last-Event-ID of each resumption."""
+    calls = {}
+
+    def on_call(h, msg):
+        calls["msg"] = msg
+        send_stream(h, first_stream(msg), hold=False)
+
+    def get(h):
+        last = h.headers.get("Last-Event-ID")
+        if last is None:
+            return h.reply(405)  # no standalone GET stream: only resumptions
+        server.resumed.append(last)
+        send_stream(h, framed([message_event(echo(calls["msg"]))], answer_style))
+
+    server = handshake_server(on_call, get)
+    server.resumed = []
+    return server
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_framed_resumption_after_a_dropped_stream(style):
+    with resuming_server(lambda msg: framed([[b"id: p1", b"data:"]], style), style) as server:
+        with Client(server.url, protocol_version=HANDSHAKE_ERA, timeout=FRAMED_TIMEOUT) as c:
+            assert c.call("echo", n=2) == {"n": 2}
+    assert server.resumed == ["p1"]
+
+
+def test_a_resumption_asks_again_for_the_event_the_drop_cut_off():
+    """WHATWG: an event's id counts once the event is complete.  The stream ends inside event p2,
+    so the resumption asks for what follows p1 (p2 again); nothing of the cut event is kept."""
+    with resuming_server(lambda msg: [b"id: p1\ndata:\n\nid: p2\ndata: {\"jsonrpc\": "], "crlf-bom") as server:
+        with Client(server.url, protocol_version=HANDSHAKE_ERA, timeout=FRAMED_TIMEOUT) as c:
+            assert c.call("echo", n=3) == {"n": 3}
+    assert server.resumed == ["p1"]
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_framed_legacy_http_sse(style):
+    """The 2024-11-05 transport: the endpoint event and every answer on the one GET stream."""
+    lock, streams = threading.Lock(), []
+
+    def get(h):
+        with lock:
+            streams.append(h)
+        send_stream(h, framed([[b"event: endpoint", b"data: /messages?session=1"]], style))
+
+    def post(h, msg):
+        h.reply(202)
+        if "id" not in msg:
+            return
+        if msg["method"] == "initialize":
+            answer = {"jsonrpc": "2.0", "id": msg["id"], "result": {
+                "protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                "serverInfo": {"name": "legacy", "version": "1"}}}
+        else:
+            answer = echo(msg) if msg["method"] == "tools/call" else {"jsonrpc": "2.0", "id": msg["id"], "result": {}}
+        with lock:
+            try:
+                for data in framed([[b"event: message"] + message_event(answer)], style, start=False):
+                    streams[0].write_sse(data)
+            except (OSError, ValueError):
+                pass  # the client had its answer and hung up before our last flush (the stream is closed)
+
+    with HttpTestServer(post=post, get=get) as server:
+        with Client(server.url, transport="sse", protocol_version="2024-11-05", timeout=FRAMED_TIMEOUT) as c:
+            assert c.call("echo", n=4) == {"n": 4}
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_framed_listen_stream(style):
+    """2026-07-28: a subscriptions/listen answer is a stream that stays open."""
+    inner, got = Server(), []
+
+    def post(h, msg):
+        out = inner.handle(msg, dict(h.headers))
+        if msg.get("method") != "subscriptions/listen":
+            answers = [m for m in out if "id" in m]
+            return h.reply(200, json.dumps(answers[0]).encode()) if answers else h.reply(202)
+        change = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed",
+                  "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": msg["id"]}}}
+        send_stream(h, framed([message_event(m) for m in out + [change]], style))
+
+    with HttpTestServer(post=post) as server:
+        with Client(server.url, timeout=FRAMED_TIMEOUT) as c:
+            sub = c.listen(callback=lambda method, params: got.append(method))
+            assert wait_for(lambda: got, FRAMED_TIMEOUT), "the listen stream's notification never arrived"
+            assert sub.acknowledged is not None
+            sub.close()
+    assert got == ["notifications/tools/list_changed"]

@@ -37,10 +37,17 @@ class SessionServer(object):
     arrives), ``hold_calls`` (that many tools/call requests are held until all arrived,
     then the session is forgotten and all of them answered), ``drop_answer`` (a tools/call
     answered as SSE whose stream ends before the answer, the session forgotten before
-    the resumption GET).  ``get_stream``: offer the standalone GET stream."""
+    the resumption GET).  ``get_stream``: offer the standalone GET stream.
 
-    def __init__(self, port=0, gone_status=404, sse=False, get_stream=False):
-        self.gone_status, self.sse, self.get_stream = gone_status, sse, get_stream
+    Issue 26: ``forget_on_note`` (the session is forgotten as another notification
+    arrives), ``ping_on_call`` (a tools/call is answered as SSE: first a ping request to
+    us, then the session is forgotten, then the answer: our answer to the ping finds the
+    session gone); ``logging``: declare the logging capability (then the handshake sends
+    logging/setLevel).  ``notes`` and ``answers`` record the notifications and our
+    answers (session id, method / id) that arrived in a live session."""
+
+    def __init__(self, port=0, gone_status=404, sse=False, get_stream=False, logging=False):
+        self.gone_status, self.sse, self.get_stream, self.logging = gone_status, sse, get_stream, logging
         self.lock = threading.Lock()
         self.sessions = set()
         self.issued = 0
@@ -53,6 +60,10 @@ class SessionServer(object):
         self.forget_on_initialized = 0
         self.hold_calls = 0
         self.drop_answer = 0
+        self.forget_on_note = 0
+        self.ping_on_call = 0
+        self.notes = []  # (session id, method) of notifications accepted
+        self.answers = []  # (session id, id) of our answers to the server's requests accepted
         self._held = None
         self.streams = []  # open GET streams (handlers)
         self.stream_opened = threading.Event()
@@ -75,7 +86,7 @@ class SessionServer(object):
     def restart(self):
         """The same server started again on the same port: no session survives."""
         self.stop()
-        return SessionServer(self.port, self.gone_status, self.sse, self.get_stream)
+        return SessionServer(self.port, self.gone_status, self.sse, self.get_stream, self.logging)
 
     def method_log(self):
         return list(self.calls)
@@ -114,8 +125,9 @@ class SessionServer(object):
                 self.issued += 1
                 sid = "s%d-%d" % (self.port, self.issued)
                 self.sessions.add(sid)
+            capabilities = dict({"tools": {}}, **({"logging": {}} if self.logging else {}))
             answer = {"jsonrpc": "2.0", "id": msg["id"], "result": {
-                "protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                "protocolVersion": msg["params"]["protocolVersion"], "capabilities": capabilities,
                 "serverInfo": {"name": "sessions", "version": "1"}}}
             return h.reply(200, json.dumps(answer).encode(), [("Mcp-Session-Id", sid)])
         if method == "notifications/initialized":
@@ -123,6 +135,11 @@ class SessionServer(object):
                 self.initialized += 1
                 if self.forget_on_initialized:
                     self.forget_on_initialized -= 1
+                    self.sessions.discard(h.headers.get("Mcp-Session-Id"))
+        if method is not None and method.startswith("notifications/") and method != "notifications/initialized":
+            with self.lock:
+                if self.forget_on_note and h.headers.get("Mcp-Session-Id") in self.sessions:
+                    self.forget_on_note -= 1
                     self.sessions.discard(h.headers.get("Mcp-Session-Id"))
         if method == "tools/call":
             with self.lock:
@@ -140,7 +157,13 @@ class SessionServer(object):
                     self.hold_calls, self._held = 0, None
         if not self._known(h, method):
             return
+        if method is None:  # our answer to a request of ours
+            with self.lock:
+                self.answers.append((h.headers.get("Mcp-Session-Id"), msg.get("id")))
+            return h.reply(202)
         if "id" not in msg:
+            with self.lock:
+                self.notes.append((h.headers.get("Mcp-Session-Id"), method))
             return h.reply(202)
         result = {}
         if method == "tools/call":
@@ -153,8 +176,18 @@ class SessionServer(object):
                     self.drop_answer -= 1
             if drop:  # the stream ends before the answer; the resumption finds the session gone
                 h.start_sse()
-                h.event(None, event_id="e1")
+                h.event("", event_id="e1")
                 self.forget()
+                return
+            with self.lock:
+                ping = self.ping_on_call > 0
+                if ping:
+                    self.ping_on_call -= 1
+            if ping:  # a request to us on the answer's stream; the session is gone before our answer
+                h.start_sse()
+                h.event({"jsonrpc": "2.0", "id": "ping-%s" % msg["id"], "method": "ping"})
+                self.forget()
+                h.event({"jsonrpc": "2.0", "id": msg["id"], "result": result})
                 return
         answer = {"jsonrpc": "2.0", "id": msg["id"], "result": result}
         if not self.sse:
@@ -245,15 +278,106 @@ def test_gone_right_after_reinitializing(servers, gone):
     assert server.initializes == 3  # the first, the one forgotten at once, the one that held
 
 
-def test_gone_on_a_notification_renews_before_the_next_request(servers):
-    server = servers()
+# -- issue 26: a 404 on any message, the handshake's and our answers included -----------------
+
+def public(error):
+    """``error``, after checking that its class is one of mcp_min's API: a private class
+    (_SessionExpired) must never reach the user."""
+    assert type(error).__name__ in mcp_min.__all__, type(error)
+    return error
+
+
+@pytest.mark.parametrize("gone", GONE)
+def test_gone_on_a_notification_starts_a_new_session_and_sends_it_again(servers, gone):
+    server = servers(gone_status=gone)
     with client(server) as c:
         server.forget()
-        with pytest.raises(ConnectionClosed):
-            c.notify("notifications/roots/list_changed")
+        c.notify("notifications/roots/list_changed")  # found gone, then sent again in a new session
+        assert server.notes[-1] == ("s%d-2" % server.port, "notifications/roots/list_changed")
         assert c.call("echo", n=1) == {"n": 1}
     healthy(server, 2)
     assert server.gone == [("POST", "notifications/roots/list_changed")]  # the call itself met no 404
+
+
+def test_gone_on_a_notification_and_again_in_the_new_session(servers):
+    server = servers()
+    with client(server) as c:
+        server.forget()
+        server.forget_on_note = 1  # the new session is gone too when the notification comes again
+        with pytest.raises(ConnectionClosed, match="no longer knows our session .again") as info:
+            c.notify("notifications/roots/list_changed")
+        public(info.value)
+        assert server.gone == [("POST", "notifications/roots/list_changed")] * 2  # sent once more, no more
+        assert c.call("echo", n=1) == {"n": 1}  # the next message starts another session
+    healthy(server, 3)
+
+
+@pytest.mark.parametrize("gone", GONE)
+def test_a_server_forgetting_the_session_at_once_on_initialized(servers, gone):
+    # Client() raised _SessionExpired: a server that forgets the session as
+    # notifications/initialized arrives gets one new session, and that notification again.
+    server = servers(gone_status=gone)
+    server.forget_on_initialized = 1
+    with client(server) as c:
+        assert c.call("echo", n=1) == {"n": 1}
+    healthy(server, 2)
+    assert server.gone == [("POST", "notifications/initialized")]
+    assert [s for s, _ in server.calls] == ["s%d-2" % server.port]
+
+
+def test_a_server_forgetting_every_session_on_initialized(servers):
+    server = servers()
+    server.forget_on_initialized = 2  # the new session too: once more, no more
+    with pytest.raises(ConnectionClosed, match="no longer knows our session .again") as info:
+        client(server)
+    public(info.value)
+    assert server.initializes == server.initialized == 2
+    assert server.gone == [("POST", "notifications/initialized")] * 2
+
+
+@pytest.mark.parametrize("gone", GONE)
+def test_gone_on_our_answer_to_a_server_request(servers, gone):
+    server = servers(gone_status=gone)
+    with client(server) as c:
+        server.ping_on_call = 1  # our answer to its ping finds the session gone
+        assert c.call("echo", n=1) == {"n": 1}
+        assert wait_for(lambda: server.answers)  # the answer, sent again in a new session
+        [(session, rid)] = server.answers
+        assert session == "s%d-2" % server.port and rid.startswith("ping-")
+        assert c.call("echo", n=2) == {"n": 2}
+    healthy(server, 2)
+    assert server.gone == [("POST", None)]
+
+
+def test_a_new_session_whose_handshake_sets_the_log_level(servers):
+    # The renewal's own logging/setLevel waited for the renewal: a deadlock (the lock is
+    # not reentrant).  On a thread, so that a regression fails instead of hanging.
+    server = servers(logging=True)
+    with client(server, log_level="info") as c:
+        server.forget()
+        outcome = []
+        worker = threading.Thread(target=lambda: outcome.append(c.call("echo", n=1)), daemon=True)
+        worker.start()
+        worker.join(30)
+        assert outcome == [{"n": 1}]
+    healthy(server, 2)
+
+
+def test_a_request_gone_again_in_the_new_session_raises_a_public_error(servers):
+    server = servers()
+    with client(server) as c:
+        server.forget_on_call = 2  # the call, and its repeat in the new session
+        with pytest.raises(ConnectionClosed, match="no longer knows our session .again") as info:
+            c.call("echo", n=1)
+        public(info.value)
+        server.forget()
+        server.forget_on_initialized = 1  # a new session gone in its own handshake
+        with pytest.raises(ConnectionClosed, match="again") as info:
+            c.call("echo", n=2)
+        public(info.value)
+        assert c.call("echo", n=3) == {"n": 3}
+    assert server.missing == []
+    assert server.initializes == server.initialized == 4
 
 
 @pytest.mark.parametrize("gone", GONE)

@@ -177,12 +177,13 @@ def test_task_result_with_is_error_raises_tool_error(server, version):
 @pytest.mark.skipif(UNDER_WINE, reason=WINE_SLOW_START)
 @pytest.mark.parametrize("version", ERAS)
 def test_no_deadline_when_timeout_is_none(server, version):
-    """timeout=None: the task may take longer than the client's timeout; each poll keeps its own."""
+    """timeout=None: the task may take longer than the client's timeout; each poll keeps its own.
+    (The client's timeout also bounds starting the server: 2 s leaves room for PyPy on a loaded machine.)"""
     argv, _ = server()
-    with client(argv, version, timeout=0.6) as c:
-        assert c.call("work", s=1.2, poll_ms=100, timeout=None) == {"slept": 1.2}
+    with client(argv, version, timeout=2.0) as c:
+        assert c.call("work", s=2.4, poll_ms=100, timeout=None) == {"slept": 2.4}
         with pytest.raises(RequestTimeout):
-            c.call("work", s=1.2, poll_ms=100)  # the client's 0.6 s bounds the whole task
+            c.call("work", s=2.4, poll_ms=100)  # the client's 2 s bounds the whole task
 
 
 @pytest.mark.parametrize("version", ERAS)

@@ -1,7 +1,9 @@
 """Helpers shared by the test files (not a test module itself)."""
 import json
+import os
 import socket
 import struct
+import subprocess
 import sys
 import threading
 import time
@@ -73,29 +75,51 @@ class HttpTestHandler(BaseHTTPRequestHandler):
         return json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
 
     def reply(self, status, body=b"", headers=(), content_type="application/json"):
-        """A whole answer: ``body`` (bytes) with its length, plus ``headers`` as (name, value) pairs."""
+        """A whole answer: ``body`` (bytes) with its length, plus ``headers`` as (name, value) pairs.
+        An empty 202 (a notification or response accepted) has no Content-Type, as servers send it."""
         self.send_response(status)
-        self.send_header("Content-Type", content_type)
+        if body or status != 202:
+            self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
         for name, value in headers:
             self.send_header(name, value)
         self.end_headers()
         self.wfile.write(body)
 
-    def start_sse(self):
-        """Start a 200 answer that is an SSE stream; it ends with the connection (see event())."""
+    def start_sse(self, headers=(), chunked=False):
+        """Start a 200 answer that is an SSE stream, with ``headers`` added.  It ends with the
+        connection, or with ``chunked`` it is a kept-alive chunked stream (as SDK servers send)
+        whose end is end_sse()."""
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Connection", "close")
-        self.close_connection = True
+        self.chunked = chunked
+        if chunked:
+            self.send_header("Transfer-Encoding", "chunked")
+        else:
+            self.send_header("Connection", "close")
+            self.close_connection = True
+        for name, value in headers:
+            self.send_header(name, value)
         self.end_headers()
 
-    def event(self, msg, event_id=None):
-        """One SSE event whose data is ``msg`` as JSON (None: empty data, as a priming event has)."""
-        text = ("id: %s\n" % event_id if event_id else "") + "data: %s\n\n" % (
-            json.dumps(msg) if msg is not None else "")
-        self.wfile.write(text.encode())
+    def write_sse(self, data):
+        """Raw bytes of the stream (one chunk of a chunked one)."""
+        if getattr(self, "chunked", False):
+            data = b"%x\r\n%s\r\n" % (len(data), data)
+        self.wfile.write(data)
         self.wfile.flush()
+
+    def end_sse(self):
+        """The end of a chunked stream (the last, empty chunk); the connection stays open."""
+        self.write_sse(b"")
+
+    def event(self, msg, event_id=None, kind=None):
+        """One SSE event: ``msg`` as JSON, or a str as it is (a line per data field; "" for the
+        empty data of a priming event); ``kind`` its event type."""
+        payload = msg if isinstance(msg, str) else json.dumps(msg)
+        text = ("id: %s\n" % event_id if event_id else "") + ("event: %s\n" % kind if kind else "")
+        text += "".join("data: %s\n" % part for part in payload.split("\n")) + "\n"
+        self.write_sse(text.encode())
 
     def wait_for_hangup(self):
         """Block until the client closes the connection, or it is cut (cut(), the server's stop())."""
@@ -191,9 +215,6 @@ class HttpTestServer(ThreadingHTTPServer):
 # test_every_command_runs_on_the_bundled_examples (the README's commands, in the default era) and
 # test_the_shell (on a terminal), and by test_mcp_min.py's test_cli_call_prints_the_value (the
 # README's first command).
-import os  # noqa: E402  (here, with the code that needs them)
-import subprocess  # noqa: E402
-
 # The directory whose mcp_min.py the tests run ($MCP_MIN_DIR, as tests/hostile/scenarios.py reads it).
 MCP_MIN_DIR = os.environ.get("MCP_MIN_DIR") or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MCP_MIN_SOURCE = os.path.join(MCP_MIN_DIR, "mcp_min.py")
