@@ -45,8 +45,17 @@ task is followed on ``mcp_min-task-<id>``, a submitted request whose answer
 needs more round trips on ``mcp_min-settle-<id>``; ``mcp_min-deadlines`` (one
 per process, alive while an HTTP client is open or a request is watched) cuts
 HTTP requests that outlive their deadline.  A Future's done callbacks run on
-``mcp_min-events``.  close() waits for the threads of its client, so none is
-left once it returns.
+``mcp_min-events``.  Every thread starts in ``_start_thread``, and whoever starts
+one joins it in close(): a transport its own, the client's ``_Threads`` (answers,
+task followers, settling) the rest, then the workers.  So none is left once
+close() returns, nor a descriptor or a child process; close() stays bounded (each
+wait CLOSE_GRACE at most) and leaves what it cannot end, with a warning in the
+log: a callback of the user's still running after that wait (its thread finishes
+it; what it sends then is dropped), and over ``Client.over`` pipes a write blocked
+on a peer that stopped reading or a reader whose peer never ends its output (no
+thread can end such a blocking call, and a descriptor still in use is never
+closed: its number could be reused under the blocked call).  A socket is shut
+down instead, which ends both.
 
 Settling.  A ``Future`` is a one-slot mailbox: the routing thread puts the raw
 answer in it; ``result()`` takes it on the waiting thread and only there turns
@@ -100,7 +109,9 @@ HTTP.  One engine (``_HttpEngine``) on connections of its own (``_Conn``,
 context per client (``verify=``, ``cert=``, ``ssl_context=``; OAuth's traffic
 too), kept-alive connections (a new TCP connection per call would triple a
 call's cost), redirects followed only for GET with credentials dropped when they
-leave the origin, one set of URL rules (origin, loopback, https-or-loopback), and
+leave the origin (scheme, host, port): every header of ``headers=``, everything the
+auth plug-in gave whatever its name, the secret-looking names (the wire trace shows
+them as <redacted>); one set of URL rules (origin, loopback, https-or-loopback), and
 a deadline thread that cuts a connection whose request outlived its deadline,
 byte trickles included.  A handshake-era session the server forgets (a 404 to any
 message that carried its id: a request, a notification -- the handshake's
@@ -230,6 +241,19 @@ SCHEMA_MAX_STEPS = 1000000  # subschemas one check visits (about a second of Pyt
 #   $ref cycles and anyOf-of-anyOf blow-ups; a result of a million values still fits.
 SCHEMA_PATTERN_CHARS = 1000  # one pattern; real ones are a few dozen characters.
 SCHEMA_PATTERN_WORK = 2 * 10 ** 7  # regex steps one pattern check may take (see _translate_pattern).
+SCHEMA_MAX_SECONDS = 1.0  # one check's time, all of its work counted (each search bounded is not enough:
+#   a result of many strings adds them up).  About what SCHEMA_MAX_STEPS take; real outputs are checked in
+#   micro- to milliseconds.  Past it the value passes unchecked with a warning (see _Unchecked): a verdict
+#   must not depend on how busy this machine is.  A search is never cut, so a check may end one search later.
+SCHEMA_CLOCK_STEPS = 1000  # subschema visits between two looks at the clock (a few ms, with what a step
+#   may lead to uncounted: see SCHEMA_SMALL): a look is a system call, too dear for every visit.
+SCHEMA_CLOCK_WORK = 1 << 18  # other work between two looks at the clock, in regex steps (about 5 ms), where
+#   a search counts its worst case (n ** d, see _translate_pattern) ...
+SCHEMA_VISIT_WORK = 32  # ... and each value, property or branch visited counts this (about as long).
+SCHEMA_SMALL = 16  # an object of at most this many properties (and required names), or a string of at most
+#   SCHEMA_SMALL * SCHEMA_VISIT_WORK characters under a pattern of one repeat, counts no work where it is
+#   checked: counting would cost a small output's check a tenth of its time, and what it leads to is at most
+#   that many visits, each counted on (a subschema with subschemas counts a step).
 _TRACE_CHARS = 4000  # a traced message longer than this is shortened in the log.
 
 # Skills (SEP-2640).  A skill past the SEP's limits (servers should serve no more) is refused
@@ -453,6 +477,35 @@ class _SessionExpired(ConnectionClosed):
                                 "starts another)" % self.summary)
 
 
+class _MissingModule(McpError, ImportError):
+    """A standard-library module this Python lacks or blocks (a stripped or sandboxed
+    interpreter): ``name`` is that module, ``needed_by`` what needs it.  Expected there, so it
+    is raised as it is and never logged; an ImportError too (``except ImportError`` still
+    catches what a missing ``subprocess`` raised before)."""
+
+    def __init__(self, name, needed_by, via=None):
+        McpError.__init__(self, "this Python has no %r module%s, which %s needs" % (
+            name, " (%s imports it)" % via if via and via != name else "", needed_by))
+        self.name, self.needed_by, self.via = name, needed_by, via
+
+    def __reduce__(self):  # (``name`` is ImportError's slot, not in __dict__)
+        return _MissingModule, (self.name, self.needed_by, self.via)
+
+
+def _stdlib(name, needed_by):
+    """The standard-library module ``name`` imported, or _MissingModule naming the module that is
+    missing: ``name`` or one it imports (urllib.request needs tempfile, http.client email).  Every
+    import that a stripped Python can lack goes through here (or follows a check made here)."""
+    try:
+        __import__(name)
+    except ImportError as e:
+        missing = e.name or name
+        blocked = [p for p in itertools.accumulate(missing.split("."), "{}.{}".format) if
+                   p in sys.modules and sys.modules[p] is None]  # (email blocked: e.name is email.parser)
+        raise _MissingModule(blocked[0] if blocked else missing, needed_by, name) from None
+    return sys.modules[name]
+
+
 def _body_excerpt(body):
     """What an error message shows of an HTTP body: one line of it; a web page by its title (a
     proxy's or a web server's error page would otherwise fill the message with markup)."""
@@ -472,12 +525,89 @@ def _shorten(text, limit):
     return "%s... (%d more characters)" % (text[:limit], len(text) - limit)
 
 
+# What drives a terminal instead of showing on it: C0 controls (ESC starts CSI and OSC sequences:
+# clearing, clipboard writes, hidden links; BEL; a bare CR overwrites the line), DEL, C1 controls
+# (U+009B is an 8-bit CSI) and the bidi controls, which reorder what is shown (U+202E...).
+# Regular expressions (compiled once, by re's cache, where they are first used); _LINES keeps tab,
+# newline and CRLF: what multi-line text is made of.
+_TERMINAL_CONTROLS = r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+_TERMINAL_CONTROLS_LINES = r"\r(?!\n)|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+
+
+def _visible(text, lines=False, as_json=False):
+    """``text`` (server text: names, descriptions, messages, content) made safe to show on a
+    terminal: each terminal control written as Python's repr() writes it (``\\x1b``, ``\\r``,
+    ``\\x9b``, ``\\u202e``); ``lines`` keeps tab, newline and CRLF.  ``as_json``: ``text`` is JSON
+    (json.dumps escapes C0 but leaves C1 and bidi controls raw): those become ``\\u`` escapes, so it
+    stays the same JSON.  The one function the command line shows server text through."""
+    if as_json:
+        return re.sub(_TERMINAL_CONTROLS_LINES, lambda m: "\\u%04x" % ord(m.group()), str(text))
+    return re.sub(_TERMINAL_CONTROLS_LINES if lines else _TERMINAL_CONTROLS, lambda m: repr(m.group())[1:-1],
+                  str(text))
+
+
+_dumps_shown = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode  # (Infinity and NaN too)
+
+
 def _dumps_for_humans(value):
-    """JSON for an error message or a log line; never fails (server data can be anything)."""
+    """JSON for an error message or a log line; never fails (server data can be anything, nested
+    past the recursion limit too: then json.dumps and repr() both fail, _glimpse does not)."""
     try:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))[:100000]
+        return _dumps_shown(value)[:100000]
     except (ValueError, TypeError, RecursionError):
-        return repr(value)[:100000]
+        return _glimpse(value, 100000)
+
+
+def _glimpse(value, limit=None):
+    """``value`` as compact JSON, cut after ``limit`` characters (None: whole), then "...".  It
+    walks with a list, not recursion, and only as far as it shows: a value may be huge, or nested
+    past the recursion limit.  What JSON cannot carry shows as its repr()."""
+    if not isinstance(value, (dict, list, tuple)):  # (most values shown: no walk)
+        text = _scalar_text(value[:limit + 1] if limit is not None and isinstance(value, str) else value)
+        return text if limit is None or len(text) <= limit else text[:limit] + "..."
+    out, size, stack = [], 0, [iter(((value,),))]
+    while stack and (limit is None or size <= limit):
+        part = next(stack[-1], None)  # text, or a 1-tuple: a value to show
+        if part is None:
+            stack.pop()
+            continue
+        if type(part) is tuple:
+            item = part[0]
+            if isinstance(item, (dict, list, tuple)):
+                stack.append(_glimpse_parts(item))
+                continue
+            part = _scalar_text(item[:limit + 1] if limit is not None and isinstance(item, str) else item)
+        out.append(part)
+        size += len(part)
+    text = "".join(out)
+    return text if limit is None or size <= limit else text[:limit] + "..."
+
+
+def _glimpse_parts(item):
+    """A container's text and members, in order, for _glimpse (members as 1-tuples)."""
+    if isinstance(item, dict):
+        yield "{"
+        for i, (key, member) in enumerate(item.items()):
+            yield ("," if i else "") + _scalar_text(key if isinstance(key, str) else str(key)) + ":"
+            yield (member,)
+        yield "}"
+    else:
+        yield "["
+        for i, member in enumerate(item):
+            if i:
+                yield ","
+            yield (member,)
+        yield "]"
+
+
+def _scalar_text(value):
+    try:
+        return _dumps_shown(value)
+    except (ValueError, TypeError):
+        try:
+            return repr(value)
+        except Exception:  # (anything a callback gave: its repr may fail too)
+            return "<%s>" % type(value).__name__
 
 
 # ---------------------------------------------------------------------------
@@ -716,7 +846,9 @@ class Future(object):
         self._finish = finish  # (future, result dict) -> the caller's value (None: the dict itself)
         self._cancellable = cancellable  # initialize and the discovery probe must not be cancelled
         self._intercept = None  # (future, answer) -> True when it takes the answer over (see _Dispatcher)
-        self._background = background  # nobody waits on it yet: follow-up round trips run on their own thread
+        # Truthy: nobody waits on it yet, so follow-up round trips run on a thread of their own;
+        # the client's _Threads (the session passes it), whose close() then waits for that thread.
+        self._background = background
         self._post = post  # (fn, *args) -> True once queued on mcp_min-events (None: run callbacks here)
         self._answer = None  # the one slot: the answer message, or the McpError that ended the request
         self._arrived = threading.Lock()  # the latch: held until the Future is done
@@ -799,12 +931,12 @@ class Future(object):
         self._answer = answer
         if self._background and not _settles_at_once(answer):
             # The round trips must not run on the routing thread (and nobody may be waiting).
-            thread = threading.Thread(target=self._settle_here, name="mcp_min-settle-%s" % self.id, daemon=True)
             try:
-                thread.start()
+                _start_thread(self._settle_here, "mcp_min-settle-%s" % self.id, (), "settle %s" % self.method,
+                              None if self._background is True else self._background)
                 return
-            except RuntimeError as e:
-                self._store((None, ConnectionClosed("cannot start a thread to settle %s (%s)" % (self.method, e))))
+            except ConnectionClosed as e:
+                self._store((None, e))
         self._mark_done()
 
     def _settle_here(self):
@@ -1437,16 +1569,28 @@ def _parse_frontmatter(markdown):
 
 
 def _same_json(a, b):
-    """Equal as JSON values: 1 == 1.0, but True != 1 and "1" != 1.  Recurses as deep as ``a``."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return a is b
-    if isinstance(a, (int, float)):
-        return isinstance(b, (int, float)) and a == b
-    if isinstance(a, list):
-        return isinstance(b, list) and len(a) == len(b) and all(_same_json(x, y) for x, y in zip(a, b))
-    if isinstance(a, dict):
-        return isinstance(b, dict) and set(a) == set(b) and all(_same_json(a[k], b[k]) for k in a)
-    return type(a) is type(b) and a == b
+    """Equal as JSON values: 1 == 1.0, but True != 1 and "1" != 1.  Walks both with a list, not
+    recursion: server JSON may nest deeper than Python's recursion limit."""
+    pairs = [(a, b)]
+    while pairs:
+        a, b = pairs.pop()
+        if isinstance(a, bool) or isinstance(b, bool):
+            same = a is b
+        elif isinstance(a, (int, float)):
+            same = isinstance(b, (int, float)) and a == b
+        elif isinstance(a, list):
+            same = isinstance(b, list) and len(a) == len(b)
+            if same:
+                pairs.extend(zip(a, b))
+        elif isinstance(a, dict):
+            same = isinstance(b, dict) and a.keys() == b.keys()
+            if same:
+                pairs.extend((a[k], b[k]) for k in a)
+        else:
+            same = type(a) is type(b) and a == b
+        if not same:
+            return False
+    return True
 
 
 def _skill_files(entry):
@@ -1489,7 +1633,7 @@ def _skill_files(entry):
 
 def _skill_file(skill, item, result):
     """The bytes of ``item`` in a resources/read result, once its size and digest match."""
-    import hashlib
+    hashlib = _stdlib("hashlib", "checking a skill's digests")
     contents = result.get("contents") if isinstance(result, dict) else None
     parts = [c for c in contents if isinstance(c, dict) and c.get("uri") == item["uri"]] if isinstance(
         contents, list) else []
@@ -1669,9 +1813,10 @@ def _fingerprint(credentials):
     return hashlib.sha256(_to_json(kept).encode("utf-8")).hexdigest()
 
 
-def _redact(headers):
-    """Headers for a log line, credentials replaced."""
-    return {k: ("<redacted>" if _is_credential_header(k) else v) for k, v in headers.items()}
+def _redact(headers, private=()):
+    """Headers for a log line, credentials replaced: the secret-looking names and ``private``
+    (lower-cased names that are credentials whatever they are called)."""
+    return {k: ("<redacted>" if _is_credential_header(k) or k.lower() in private else v) for k, v in headers.items()}
 
 
 def _split_url(url):
@@ -1710,7 +1855,7 @@ def _is_loopback(host):
     if host == "localhost":
         return True
     if host and all(c in "0123456789abcdefx." for c in host):  # an IPv4 address, perhaps shorthand
-        import socket
+        socket = _stdlib("socket", "reading an IPv4 address in a URL")
         try:
             return socket.inet_aton(host)[0] == 127
         except (OSError, ValueError):
@@ -1979,25 +2124,44 @@ class _LineSplitter(object):
 #   document: mcp_min never fetches a schema (the spec forbids it).  ``$dynamicRef``
 #   follows the dynamic scope (tracked only in a document that uses it).
 #   A hostile schema cannot hang or exhaust a call: the document is indexed up to
-#   SCHEMA_MAX_NODES subschemas and SCHEMA_MAX_DEPTH levels; every check counts its
-#   steps (SCHEMA_MAX_STEPS: ``$ref`` cycles and anyOf-of-anyOf blow-ups end there)
-#   and its nesting (SCHEMA_MAX_DEPTH, well inside Python's recursion limit); and
-#   ``pattern`` is made safe for Python's backtracking ``re`` (see _translate_pattern).
+#   SCHEMA_MAX_NODES subschemas and SCHEMA_MAX_DEPTH levels, and compiled within
+#   SCHEMA_MAX_DEPTH levels, $ref hops included; every check counts its steps
+#   (SCHEMA_MAX_STEPS: ``$ref`` cycles and anyOf-of-anyOf blow-ups end there) and its
+#   nesting (SCHEMA_MAX_DEPTH, well inside Python's recursion limit); ``pattern`` is
+#   made safe for Python's backtracking ``re`` (see _translate_pattern); and all the
+#   work of one check -- searches, values, branches -- counts against one clock,
+#   SCHEMA_MAX_SECONDS (see _Run).  Nor does it blame anyone wrongly: a schema it cannot
+#   check with (_SchemaError; also one with a number past a float's range, such as
+#   1e400) is logged and not checked, and a check that can give no verdict (_Unchecked:
+#   out of time, or a value past a float's range) passes the value with a warning.
+#   Every walk over a schema or a value is bounded or iterative (_same_json, _glimpse).
 # ---------------------------------------------------------------------------
 
 
 class _SchemaError(ValueError):
-    """A schema mcp_min cannot check with: malformed, too large, a ``$ref`` outside the
-    document, a refused ``pattern``, or ``$recursiveRef``."""
+    """A schema mcp_min cannot check with: malformed, too large or too deep, a ``$ref`` outside
+    the document, a refused ``pattern``, ``$recursiveRef``, or a number past a float's range."""
 
 
 class _Mismatch(object):
     """The first difference found: ``message``, and the path to the value at fault,
-    innermost part first (parts are added on the way out: a passing check builds nothing)."""
-    __slots__ = ("message", "parts")
+    innermost part first (parts are added on the way out: a passing check builds nothing).
+    The message may come as a function that makes it: most mismatches are never shown (a failing
+    branch of anyOf), and showing a value costs."""
+    __slots__ = ("_message", "parts")
 
     def __init__(self, message):
-        self.message, self.parts = message, []
+        self._message, self.parts = message, []
+
+    @property
+    def message(self):
+        if not isinstance(self._message, str):
+            self._message = self._message()
+        return self._message
+
+    @message.setter
+    def message(self, text):
+        self._message = text
 
     def pointer(self):
         """The JSON pointer (RFC 6901) of the value at fault; "" for the whole value."""
@@ -2022,15 +2186,50 @@ class _TooCostly(Exception):
     mismatch, so that no ``not`` or ``anyOf`` can turn it into a pass."""
 
 
+class _Unchecked(Exception):
+    """A check that can give no verdict: it ran past SCHEMA_MAX_SECONDS, or met a number past a
+    float's range (1e400 is valid JSON, read as inf: which multiples it has, or whether two such
+    numbers differ, is lost).  The value passes unchecked, with a warning: a mismatch would blame
+    the server for what this machine's speed or floats decided.  (The limits that do not depend on
+    the machine -- steps, depth, a string too long for its pattern -- stay mismatches saying
+    mcp_min gives up: the same verdict everywhere, and never a pass that ``not`` could invert.)"""
+
+
 class _Run(object):
-    """The step budget of one check (shared by every schema node it visits), and its dynamic
-    scope: the base URIs of the schema resources entered so far, outermost first (kept only
-    for a document that uses $dynamicRef)."""
-    __slots__ = ("steps", "scope")
+    """One check's budget, shared by every schema node it visits: steps (``steps`` counts down a
+    chunk of SCHEMA_CLOCK_STEPS; ``left``: the steps after it), other work (``work``: what is left
+    to the next look at the clock) and time (``ends``).  ``left`` and ``ends`` are set at the first
+    look (most checks never get there; the few ms before it are not timed).  And its dynamic
+    scope: the base URIs of the schema resources entered so far, outermost first (kept only for
+    a document that uses $dynamicRef)."""
+    __slots__ = ("steps", "work", "scope", "left", "ends")
 
     def __init__(self):
-        self.steps = SCHEMA_MAX_STEPS
-        self.scope = []
+        self.steps, self.work, self.scope = SCHEMA_CLOCK_STEPS, SCHEMA_CLOCK_WORK, []
+
+    def over(self, depth):
+        """A node found its steps run out or its depth past SCHEMA_MAX_DEPTH: _TooCostly, unless
+        only a chunk of steps ended (then the clock is looked at, and the next chunk given)."""
+        if depth > SCHEMA_MAX_DEPTH:
+            raise _TooCostly()
+        self.look()
+        if self.left <= 0:  # (SCHEMA_MAX_STEPS is counted a chunk at a time)
+            raise _TooCostly()
+        chunk = min(self.left, SCHEMA_CLOCK_STEPS)
+        self.left -= chunk
+        self.steps += chunk
+
+    def look(self):
+        """Where a chunk of work ended: _Unchecked once the check has taken SCHEMA_MAX_SECONDS."""
+        self.work = SCHEMA_CLOCK_WORK
+        now = time.monotonic()
+        try:
+            ends = self.ends
+        except AttributeError:  # the first look
+            self.ends, self.left = now + SCHEMA_MAX_SECONDS, SCHEMA_MAX_STEPS - SCHEMA_CLOCK_STEPS
+            return
+        if now > ends:
+            raise _Unchecked("checking it takes more than %.3g s (SCHEMA_MAX_SECONDS)" % SCHEMA_MAX_SECONDS)
 
 
 _JSON_TYPES = {str: "string", dict: "object", list: "array", bool: "boolean", type(None): "null",
@@ -2047,24 +2246,45 @@ def _json_type(value):
             if isinstance(value, base):
                 kind = name
                 break
-    if kind == "number" and value.is_integer():
+    if kind == "number" and (value.is_integer() or abs(value) == math.inf):  # (1e400 reads as inf: an integer)
         return "integer"
     return kind
 
 
-def _json_key(value):
-    """A hashable key, equal for equal JSON values: 1 and 1.0 share one, True and 1 do not."""
+def _json_key(value, run=None, depth=0):
+    """A hashable key, equal for equal JSON values: 1 and 1.0 share one, True and 1 do not.
+    ``run``: the check whose work it counts; nesting past SCHEMA_MAX_DEPTH is _TooCostly."""
     if type(value) is str or value is None:
         return value
     if isinstance(value, bool):
         return ("b", bool(value))
     if isinstance(value, (int, float)):
         return int(value) if isinstance(value, float) and value.is_integer() else value
-    if isinstance(value, (list, tuple)):
-        return ("a",) + tuple(_json_key(v) for v in value)
+    if not isinstance(value, (list, tuple, dict)):
+        return ("?", id(value))  # not JSON: equal to nothing else
+    if depth >= SCHEMA_MAX_DEPTH:
+        raise _TooCostly()
+    if run is not None:
+        work = run.work = run.work - len(value) * SCHEMA_VISIT_WORK
+        if work < 0:
+            run.look()
     if isinstance(value, dict):
-        return ("o", frozenset((k, _json_key(v)) for k, v in value.items()))
-    return ("?", id(value))  # not JSON: equal to nothing else
+        return ("o", frozenset((k, _json_key(v, run, depth + 1)) for k, v in value.items()))
+    return ("a",) + tuple(_json_key(v, run, depth + 1) for v in value)
+
+
+def _schema_key(value, keyword):
+    """The _json_key of a ``const`` or ``enum`` value; _SchemaError for one mcp_min cannot compare
+    with: nested past SCHEMA_MAX_DEPTH, or holding a number past a float's range (1e400 reads as
+    inf, and every such number would equal every other)."""
+    try:
+        key = _json_key(value)
+        _dumps(value)  # (ValueError for inf and NaN)
+    except _TooCostly:
+        raise _SchemaError("%s nests deeper than %d levels" % (keyword, SCHEMA_MAX_DEPTH))
+    except (ValueError, TypeError):
+        raise _SchemaError("%s holds a number mcp_min cannot compare (such as 1e400): %s" % (keyword, _short(value)))
+    return key
 
 
 def _decimal(number):
@@ -2079,14 +2299,18 @@ def _decimal(number):
 
 def _is_multiple(value, of):
     if isinstance(value, float) and not math.isfinite(value):
-        return False
+        if value != value:  # NaN (not JSON): a multiple of nothing
+            return False
+        raise _Unchecked("%s is past a float's range: whether it is a multiple of %s is lost"
+                         % (_short(value), _short(of)))
     (a, ea), (b, eb) = _decimal(value), _decimal(of)
     low = min(ea, eb)  # exact integer arithmetic; exponents of finite floats stay within +-400
     return (a * 10 ** (ea - low)) % (b * 10 ** (eb - low)) == 0
 
 
 def _short(value):
-    return _shorten(_dumps_for_humans(value), 80)
+    """What a mismatch or a schema error shows of a value: at a cost that does not grow with it."""
+    return _glimpse(value, 80)
 
 
 # -- patterns ----------------------------------------------------------------------
@@ -2116,8 +2340,8 @@ def _quantifier(pattern, i):
     if close < 0:
         return None
     low, comma, high = pattern[i + 1:close].partition(",")
-    if not low.isdigit() or (high and not high.isdigit()) or (not comma and high):
-        return None
+    if not (low.isascii() and low.isdigit()) or high and not (high.isascii() and high.isdigit()) or not comma and high:
+        return None  # (ASCII digits only: "²".isdigit() is true, and int("²") fails)
     return close + 1, int(low), (int(high) if high else None) if comma else int(low)
 
 
@@ -2281,7 +2505,7 @@ _ECMA_CLASSES = {"d": "0-9", "w": "a-zA-Z0-9_", "s": "\\s\\ufeff"}  # (ECMA-262'
 
 
 def _pattern_search(pattern):
-    """(the compiled regex's ``search``, the longest string it may be given: see above)."""
+    """(the compiled regex's ``search``, the longest string it may be given, its degree d: see above)."""
     if not isinstance(pattern, str):
         raise _SchemaError("a pattern must be a string, not %s" % _short(pattern))
     text, degree = _translate_pattern(pattern)
@@ -2289,7 +2513,7 @@ def _pattern_search(pattern):
         found = re.compile(text).search
     except (re.error, OverflowError, RecursionError) as e:
         raise _SchemaError("pattern %r: %s" % (_shorten(pattern, 100), e))
-    return found, int(SCHEMA_PATTERN_WORK ** (1.0 / degree))
+    return found, int(SCHEMA_PATTERN_WORK ** (1.0 / degree)), degree
 
 
 # -- the compiler --------------------------------------------------------------------
@@ -2342,12 +2566,45 @@ def _has_scheme(uri):
 
 
 def _resolve_uri(base, ref):
+    """``ref`` resolved against ``base`` as RFC 3986 (5.2) says for any scheme: urllib's urljoin()
+    leaves a reference against a base it does not know as hierarchical (``urn:``, ``tag:``) as it is."""
     if ref.startswith("#"):
         return base.partition("#")[0] + ref
     if _has_scheme(ref) or not base:
         return ref
-    import urllib.parse  # only for relative references against a base: rare in MCP schemas
-    return urllib.parse.urljoin(base, ref)
+    scheme, authority, path, query = re.match(_URI_PARTS, base, re.S).groups()[:4]
+    r_authority, r_path, r_query, fragment = re.match(_REF_PARTS, ref, re.S).groups()
+    if r_authority is not None:
+        authority, path, query = r_authority, _remove_dot_segments(r_path), r_query
+    elif r_path:
+        if not r_path.startswith("/"):  # merged (5.2.3) with the base's path up to its last "/"
+            r_path = ("/" if authority is not None and not path else path[:path.rfind("/") + 1]) + r_path
+        path, query = _remove_dot_segments(r_path), r_query
+    elif r_query is not None:
+        query = r_query
+    return "".join((scheme + ":" if scheme is not None else "", "//" + authority if authority is not None else "",
+                    path, "?" + query if query is not None else "", "#" + fragment if fragment is not None else ""))
+
+
+# RFC 3986 appendix B: scheme, authority, path, query, fragment (a reference: no scheme)
+_REF_PARTS = r"(?://([^/?#]*))?([^?#]*)(?:\?([^#]*))?(?:#(.*))?"
+_URI_PARTS = r"(?:([^:/?#]+):)?" + _REF_PARTS
+
+
+def _remove_dot_segments(path):
+    """RFC 3986 5.2.4, segment by segment (linear in the path's length)."""
+    out = []
+    for segment in path.split("/"):
+        if segment == "..":
+            if out:
+                out.pop()
+        elif segment != ".":
+            out.append(segment)
+    if path.startswith("/") and (not out or out[0]):
+        out.insert(0, "")
+    if path.endswith(("/.", "/..")):
+        out.append("")
+    return "/".join(out)
 
 
 class _SchemaCompiler(object):
@@ -2362,6 +2619,7 @@ class _SchemaCompiler(object):
         self.bases = {}  # id(schema) -> its base URI
         self.compiled = {}  # id(schema) -> its check
         self.count = 0
+        self.depth = 0  # nodes being compiled, one inside the other ($ref hops included)
         dialect = root.get("$schema") if isinstance(root, dict) else None
         self.ref_alone = any(d in dialect for d in _OLD_DRAFTS) if isinstance(dialect, str) else draft7
         self._index(root, "", 0)
@@ -2414,7 +2672,7 @@ class _SchemaCompiler(object):
             token = token.replace("~1", "/").replace("~0", "~")
             if isinstance(node, dict) and token in node:
                 node = node[token]
-            elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
+            elif isinstance(node, list) and token.isascii() and token.isdigit() and int(token) < len(node):
                 node = node[int(token)]
             else:
                 raise _SchemaError("$ref %r: the schema has nothing there" % _shorten(ref, 200))
@@ -2435,7 +2693,11 @@ class _SchemaCompiler(object):
         self.compiled[id(schema)] = lambda value, ev, run, depth: cell[0](value, ev, run, depth)
         if id(schema) not in self.bases:  # reached by a $ref into a place the index did not walk
             self._index(schema, "", 0)
+        self.depth += 1
+        if self.depth > SCHEMA_MAX_DEPTH:  # (the index bounds the document's nesting; this, $ref hops too)
+            raise _SchemaError("the schema nests more than %d levels, $ref hops included" % SCHEMA_MAX_DEPTH)
         check = self._build(schema)
+        self.depth -= 1
         if self.dynamic and (schema is self.root or isinstance(schema.get("$id"), str)):
             check = _entering(self.bases[id(schema)], check)
         cell.append(check)
@@ -2509,7 +2771,7 @@ class _SchemaCompiler(object):
             def node(value, ev, run, depth):
                 run.steps -= 1
                 if run.steps < 0 or depth > SCHEMA_MAX_DEPTH:
-                    raise _TooCostly()
+                    run.over(depth)
                 if typed is not None and type(value) not in fast:
                     found = typed(value, ev, run, depth)
                     if found is not None:
@@ -2527,7 +2789,7 @@ class _SchemaCompiler(object):
         def node(value, ev, run, depth):
             run.steps -= 1
             if run.steps < 0 or depth > SCHEMA_MAX_DEPTH:
-                raise _TooCostly()
+                run.over(depth)
             if typed is not None and type(value) not in fast:
                 found = typed(value, ev, run, depth)
                 if found is not None:
@@ -2553,7 +2815,8 @@ def _entering(uri, check):
 
 def _count(value, keyword):
     """A keyword's non-negative integer (2.0 counts as 2)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 or value != int(value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 \
+            or value != int(_number(value, keyword)):
         raise _SchemaError("%s must be a non-negative integer, not %s" % (keyword, _short(value)))
     return int(value)
 
@@ -2561,6 +2824,8 @@ def _count(value, keyword):
 def _number(value, keyword):
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise _SchemaError("%s must be a number, not %s" % (keyword, _short(value)))
+    if isinstance(value, float) and not math.isfinite(value):  # (1e400 is JSON; Python reads it as inf)
+        raise _SchemaError("%s is %s, not a finite number: mcp_min cannot check with it" % (keyword, _short(value)))
     return value
 
 
@@ -2575,7 +2840,7 @@ def _kw_type(compiler, schema, value):
     def check(value, ev, run, depth):
         if _json_type(value) in allowed:
             return None
-        return _Mismatch("%s is not of type %s" % (_short(value), wanted))
+        return _Mismatch(lambda: "%s is not of type %s" % (_short(value), wanted))
     # Values of these Python types pass at once: the node (or, for a schema that is only a type,
     # its caller: see _passing_types) tests them itself, and calls this for other types only.
     check.fast = frozenset(t for name in names for t in _PYTHON_TYPES[name])
@@ -2587,24 +2852,24 @@ _PYTHON_TYPES = {"string": (str,), "object": (dict,), "array": (list,), "boolean
 
 
 def _kw_const(compiler, schema, value):
-    key, wanted = _json_key(value), _short(value)
+    key, wanted = _schema_key(value, "const"), _short(value)
 
     def check(value, ev, run, depth):
-        if (value if type(value) is str else _json_key(value)) == key:  # (a str is its own key)
+        if (value if type(value) is str else _json_key(value, run)) == key:  # (a str is its own key)
             return None
-        return _Mismatch("%s is not the const %s" % (_short(value), wanted))
+        return _Mismatch(lambda: "%s is not the const %s" % (_short(value), wanted))
     return check
 
 
 def _kw_enum(compiler, schema, value):
     if not isinstance(value, list):
         raise _SchemaError("enum must be a list, not %s" % _short(value))
-    keys = frozenset(_json_key(v) for v in value)
+    keys = frozenset(_schema_key(v, "enum") for v in value)
 
     def check(value, ev, run, depth):
-        if (value if type(value) is str else _json_key(value)) in keys:
+        if (value if type(value) is str else _json_key(value, run)) in keys:
             return None
-        return _Mismatch("%s is not one of the enum's %d values" % (_short(value), len(keys)))
+        return _Mismatch(lambda: "%s is not one of the enum's %d values" % (_short(value), len(keys)))
     return check
 
 
@@ -2622,15 +2887,15 @@ def _kw_numbers(compiler, schema, _):
         if type(value) is bool or not isinstance(value, (int, float)):
             return None
         if low is not None and value < low:
-            return _Mismatch("%s is less than %s" % (_short(value), _short(low)))
+            return _Mismatch(lambda: "%s is less than %s" % (_short(value), _short(low)))
         if high is not None and value > high:
-            return _Mismatch("%s is more than %s" % (_short(value), _short(high)))
+            return _Mismatch(lambda: "%s is more than %s" % (_short(value), _short(high)))
         if above is not None and value <= above:
-            return _Mismatch("%s is not more than %s" % (_short(value), _short(above)))
+            return _Mismatch(lambda: "%s is not more than %s" % (_short(value), _short(above)))
         if below is not None and value >= below:
-            return _Mismatch("%s is not less than %s" % (_short(value), _short(below)))
+            return _Mismatch(lambda: "%s is not less than %s" % (_short(value), _short(below)))
         if step is not None and not _is_multiple(value, step):
-            return _Mismatch("%s is not a multiple of %s" % (_short(value), _short(step)))
+            return _Mismatch(lambda: "%s is not a multiple of %s" % (_short(value), _short(step)))
         return None
     return check if bounds else None
 
@@ -2639,21 +2904,27 @@ def _kw_strings(compiler, schema, _):
     low = _count(schema["minLength"], "minLength") if "minLength" in schema else 0
     high = _count(schema["maxLength"], "maxLength") if "maxLength" in schema else None
     pattern = schema.get("pattern")
-    search, longest = _pattern_search(pattern) if "pattern" in schema else (None, None)
+    search, longest, degree = _pattern_search(pattern) if "pattern" in schema else (None, None, None)
+    free = SCHEMA_SMALL * SCHEMA_VISIT_WORK if degree == 1 else -1  # (no work counted up to this length)
 
     def check(value, ev, run, depth):
         if not isinstance(value, str):
             return None
         if low and len(value) < low:
-            return _Mismatch("%s is shorter than %d characters" % (_short(value), low))
+            return _Mismatch(lambda: "%s is shorter than %d characters" % (_short(value), low))
         if high is not None and len(value) > high:
-            return _Mismatch("%s is longer than %d characters" % (_short(value), high))
+            return _Mismatch(lambda: "%s is longer than %d characters" % (_short(value), high))
         if search is not None:
-            if len(value) > longest:
+            n = len(value)
+            if n > longest:
                 return _Mismatch("a string of %d characters is too long to check against the pattern %r "
-                                 "(mcp_min checks up to %d)" % (len(value), _shorten(pattern, 100), longest))
+                                 "(mcp_min checks up to %d)" % (n, _shorten(pattern, 100), longest))
+            if n > free:
+                work = run.work = run.work - n ** degree  # (the worst case: see _translate_pattern)
+                if work < 0:
+                    run.look()
             if search(value) is None:
-                return _Mismatch("%s does not match the pattern %r" % (_short(value), _shorten(pattern, 100)))
+                return _Mismatch(lambda: "%s does not match the pattern %r" % (_short(value), _shorten(pattern, 100)))
         return None
     return check
 
@@ -2681,6 +2952,8 @@ def _kw_object(compiler, schema, _):
     table = {key: (sub, _passing_types(sub)) for key, sub in props.items()}  # for plain()
     otherwise = (other, _passing_types(other)) if other is not None else None
     required = tuple(required)
+    visit, weight = SCHEMA_VISIT_WORK, len(required) * SCHEMA_VISIT_WORK  # (the work of a visit, see _Run)
+    free = SCHEMA_SMALL if len(required) <= SCHEMA_SMALL else -1  # (no work counted up to this size)
 
     def missing(value):
         for name in required:
@@ -2691,6 +2964,10 @@ def _kw_object(compiler, schema, _):
     def plain(value, ev, run, depth):  # no patternProperties: each key has one schema or none
         if not isinstance(value, dict):
             return None
+        if len(value) > free:
+            work = run.work = run.work - len(value) * visit - weight
+            if work < 0:
+                run.look()
         for name in required:  # (the loop of missing(), inline: no call when all are there)
             if name not in value:
                 return missing(value)
@@ -2712,6 +2989,9 @@ def _kw_object(compiler, schema, _):
     def check(value, ev, run, depth):
         if not isinstance(value, dict):
             return None
+        work = run.work = run.work - (len(value) * visit + weight)
+        if work < 0:
+            run.look()
         found = missing(value)
         if found is not None:
             return found
@@ -2719,13 +2999,17 @@ def _kw_object(compiler, schema, _):
             sub = props.get(key)
             matched = sub is not None
             found = sub(item, None, run, depth) if matched else None
-            for search, longest, pattern, sub in patterns:
+            for search, longest, degree, pattern, sub in patterns:
                 if found is not None:
                     break
                 if len(key) > longest:
                     found = _Mismatch("the property name is too long to check against the pattern %r"
                                       % _shorten(pattern, 100))
-                elif search(key) is not None:
+                    break
+                work = run.work = run.work - len(key) ** degree
+                if work < 0:
+                    run.look()
+                if search(key) is not None:
                     matched = True
                     found = sub(item, None, run, depth)
             if found is None and not matched and other is not None:
@@ -2760,6 +3044,9 @@ def _kw_property_names(compiler, schema, value):
 
     def check(value, ev, run, depth):
         if isinstance(value, dict):
+            work = run.work = run.work - len(value) * SCHEMA_VISIT_WORK
+            if work < 0:
+                run.look()
             for key in value:
                 found = sub(key, None, run, depth)
                 if found is not None:
@@ -2787,10 +3074,14 @@ def _kw_dependencies(compiler, schema, _):
                 subs.setdefault(name, []).append(compiler.node(then))
             else:
                 raise _SchemaError("dependentRequired of %r must be a list of names, not %s" % (name, _short(then)))
+    weight = (len(needs) + sum(map(len, needs.values())) + len(subs)) * SCHEMA_VISIT_WORK  # (see _Run)
 
     def check(value, ev, run, depth):
         if not isinstance(value, dict):
             return None
+        work = run.work = run.work - weight
+        if work < 0:
+            run.look()
         for name, wanted in needs.items():
             if name in value:
                 for other in wanted:
@@ -2826,26 +3117,35 @@ def _kw_array(compiler, schema, _):
     if not prefix and rest is None and not (low or high is not None or unique):
         return None
 
-    def counted(value):
+    def counted(value, run):
         if len(value) < low or high is not None and len(value) > high:
             return _Mismatch("an array of %d items is not within %d..%s" % (len(value), low, high))
-        if unique and len({v if type(v) is str else _json_key(v) for v in value}) != len(value):
+        if unique and len({v if type(v) is str else _json_key(v, run) for v in value}) != len(value):
             seen = {}
             for i, item in enumerate(value):
-                first = seen.setdefault(_json_key(item), i)
+                first = seen.setdefault(_json_key(item, run), i)
                 if first != i:
+                    try:
+                        _dumps(item)
+                    except ValueError:  # 1e400 and 1e401 both read as inf
+                        raise _Unchecked("item %d holds a number past a float's range: whether it repeats item %d "
+                                         "is lost" % (i, first))
                     found = _Mismatch("item %d repeats item %d (uniqueItems)" % (i, first))
                     found.parts.append(i)
                     return found
         return None
     bounded = low or high is not None or unique
     quick = _passing_types(rest)
+    visit = SCHEMA_VISIT_WORK  # (the work of a visit, see _Run)
 
     def every(value, ev, run, depth):  # no prefix: one schema (or none) for each item
         if not isinstance(value, (list, tuple)):
             return None
+        work = run.work = run.work - len(value) * visit
+        if work < 0:
+            run.look()
         if bounded:
-            found = counted(value)
+            found = counted(value, run)
             if found is not None:
                 return found
         if rest is None:
@@ -2865,8 +3165,11 @@ def _kw_array(compiler, schema, _):
     def check(value, ev, run, depth):
         if not isinstance(value, (list, tuple)):
             return None
+        work = run.work = run.work - len(value) * visit
+        if work < 0:
+            run.look()
         if bounded:
-            found = counted(value)
+            found = counted(value, run)
             if found is not None:
                 return found
         for i, item in enumerate(value):
@@ -2893,6 +3196,9 @@ def _kw_contains(compiler, schema, value):
     def check(value, ev, run, depth):
         if not isinstance(value, (list, tuple)):
             return None
+        work = run.work = run.work - len(value) * SCHEMA_VISIT_WORK
+        if work < 0:
+            run.look()
         count = 0
         for i, item in enumerate(value):
             if sub(item, None, run, depth) is None:
@@ -2917,8 +3223,12 @@ def _subschema_list(compiler, value, keyword):
 
 def _kw_all_of(compiler, schema, value):
     subs = _subschema_list(compiler, value, "allOf")
+    weight = len(subs) * SCHEMA_VISIT_WORK  # (see _Run: a leaf branch counts no step, so this counts them)
 
     def check(value, ev, run, depth):
+        work = run.work = run.work - weight
+        if work < 0:
+            run.look()
         for sub in subs:
             found = sub(value, ev, run, depth)
             if found is not None:
@@ -2929,8 +3239,12 @@ def _kw_all_of(compiler, schema, value):
 
 def _kw_any_of(compiler, schema, value):
     subs = _subschema_list(compiler, value, "anyOf")
+    weight = len(subs) * SCHEMA_VISIT_WORK
 
     def check(value, ev, run, depth):
+        work = run.work = run.work - weight
+        if work < 0:
+            run.look()
         first, passed = None, False
         for sub in subs:
             own = _Evaluated() if ev is not None else None
@@ -2951,8 +3265,12 @@ def _kw_any_of(compiler, schema, value):
 
 def _kw_one_of(compiler, schema, value):
     subs = _subschema_list(compiler, value, "oneOf")
+    weight = len(subs) * SCHEMA_VISIT_WORK
 
     def check(value, ev, run, depth):
+        work = run.work = run.work - weight
+        if work < 0:
+            run.look()
         passed, first = [], None
         for i, sub in enumerate(subs):
             own = _Evaluated() if ev is not None else None
@@ -2977,8 +3295,9 @@ def _kw_not(compiler, schema, value):
     sub = compiler.node(value)
 
     def check(value, ev, run, depth):
-        return _Mismatch("%s matches the schema under not" % _short(value)) if sub(value, None, run, depth) is None \
-            else None
+        if sub(value, None, run, depth) is None:
+            return _Mismatch(lambda: "%s matches the schema under not" % _short(value))
+        return None
     return check
 
 
@@ -3015,6 +3334,9 @@ def _unevaluated_properties(compiler, schema, value):
 
     def check(value, own, run, depth):
         if isinstance(value, dict):
+            work = run.work = run.work - len(value) * SCHEMA_VISIT_WORK
+            if work < 0:
+                run.look()
             for key, item in value.items():
                 if key not in own.props:
                     found = sub(item, None, run, depth)
@@ -3033,6 +3355,9 @@ def _unevaluated_items(compiler, schema, value):
 
     def check(value, own, run, depth):
         if isinstance(value, (list, tuple)):
+            work = run.work = run.work - len(value) * SCHEMA_VISIT_WORK
+            if work < 0:
+                run.look()
             for i, item in enumerate(value):
                 if i not in own.items:
                     found = sub(item, None, run, depth)
@@ -3064,15 +3389,16 @@ _KEYWORDS = (
 )
 
 
-def _compile_schema(schema, draft7=False):
+def _compile_schema(schema, draft7=False, what="a value"):
     """Compile a schema once into ``check(value)``: None when the value matches, else
     (JSON pointer of the first difference, what is wrong there).  _SchemaError when the
     schema cannot be checked with (see this section's introduction).  ``draft7``: read a
-    schema without ``$schema`` as draft-07 ($ref replaces its siblings); else as 2020-12."""
+    schema without ``$schema`` as draft-07 ($ref replaces its siblings); else as 2020-12.
+    A check that can give no verdict (_Unchecked) passes, with a warning naming ``what``."""
     compiler = _SchemaCompiler(schema, draft7)
     try:
         root = compiler.node(schema)
-    except RecursionError:  # a chain of $ref to $ref ... too long to compile
+    except RecursionError:  # (a safety net: SCHEMA_MAX_DEPTH should end every chain before)
         raise _SchemaError("the schema's $ref chains are nested too deeply")
 
     def check(value):
@@ -3081,6 +3407,13 @@ def _compile_schema(schema, draft7=False):
         except (_TooCostly, RecursionError):  # (RecursionError: a value from a callback nested past Python's limit)
             return "", ("checking it takes more than %d steps or %d levels of nesting; mcp_min gives up"
                         % (SCHEMA_MAX_STEPS, SCHEMA_MAX_DEPTH))
+        except _Unchecked as e:
+            _log.warning("not checking %s: %s; it passes unchecked", what, e)
+            return None
+        except (ValueError, TypeError, LookupError, ArithmeticError) as e:
+            # (What no rule here foresaw is no fault of the value's either.)
+            _log.warning("not checking %s: %s: %s; it passes unchecked", what, type(e).__name__, e)
+            return None
         return None if found is None else (found.pointer(), found.message)
     return check
 
@@ -3102,10 +3435,12 @@ def _schema_check(schema, validate, what):
             return None
         return check
     try:
-        return _compile_schema(schema)
+        return _compile_schema(schema, what=what)
     except _SchemaError as e:
         _log.warning("not checking %s: %s", what, e)
-        return None
+    except (ValueError, TypeError, LookupError, ArithmeticError) as e:  # (a schema no rule here foresaw)
+        _log.warning("not checking %s: mcp_min cannot read its schema (%s: %s)", what, type(e).__name__, e)
+    return None
 
 
 def _tool_checks(tools, validate, previous):
@@ -3193,15 +3528,43 @@ class _Transport(object):
         return None
 
 
-def _start_thread(target, name, args=(), what="read from the server"):
-    """Start a daemon thread; a process out of threads gets an error that says so."""
+def _start_thread(target, name, args=(), what="read from the server", owner=None):
+    """Start a daemon thread; a process out of threads gets an error that says so.  Every thread
+    mcp_min starts is started here, and whoever starts one joins it in its close(): a transport
+    its own (reader, writer, request threads), a client's ``_Threads`` (``owner``) the rest."""
     thread = threading.Thread(target=target, name=name, args=args, daemon=True)
     try:
         thread.start()
     except RuntimeError as e:
         raise ConnectionClosed("cannot start a thread to %s (%s): the process may be at its thread limit"
                                % (what, e))
+    if owner is not None:
+        owner.add(thread)
     return thread
+
+
+class _Threads(object):
+    """The threads one client starts for work no transport joins -- answering a server request,
+    following a task, settling a submitted answer -- so that its close() can wait for them.
+    Weak, like a transport's request threads: ``threading`` holds a thread while it runs, so
+    only running ones are here and a long-lived client does not pile up ended ones."""
+
+    def __init__(self):
+        self._lock = threading.Lock()  # (a WeakSet must not change while it is copied)
+        self._threads = weakref.WeakSet()
+
+    def add(self, thread):
+        with self._lock:
+            self._threads.add(thread)
+
+    def join(self, deadline):
+        """Wait for them (not the calling one: close() from a callback) until ``deadline``;
+        returns the names of those still running then."""
+        with self._lock:
+            threads = list(self._threads)
+        _join_all(threads, _remaining(deadline))
+        me = threading.current_thread()
+        return [t.name for t in threads if t is not me and t.is_alive()]
 
 
 def _join_all(threads, seconds=CLOSE_GRACE):
@@ -3393,7 +3756,7 @@ class _PipeWriter(object):
     def __init__(self, fd, name):
         self._fd, self._jobs = fd, SimpleQueue()
         self._lock = threading.Lock()  # a job is either started or withdrawn, never both
-        _start_thread(self._run, name, what="write to the server")
+        self._thread = _start_thread(self._run, name, what="write to the server")
 
     def write(self, data, deadline):
         """True once written; None when the deadline came before the write began (nothing went
@@ -3413,7 +3776,14 @@ class _PipeWriter(object):
         return True
 
     def close(self):
+        """The thread ends once what is queued before this is written (join() waits for that)."""
         self._jobs.put(None)
+
+    def join(self, seconds):
+        """After close(): wait up to ``seconds`` for the thread to end.  It cannot end while a
+        write to a peer that does not read blocks it (nothing but the peer ends such a write):
+        the caller then leaves it, with its descriptor, to end with the peer."""
+        self._thread.join(seconds)
 
     def _run(self):
         while True:
@@ -3519,7 +3889,7 @@ class _StdioTransport(_Transport):
         self._job = None  # Windows: the job object holding the server's process tree
 
     def start(self, router):
-        import subprocess  # here, not at the top: HTTP-only users never need it
+        subprocess = _stdlib("subprocess", "running a stdio server")  # (HTTP-only users never import it)
         self._router = router
         command = self.argv
         if os.name == "nt":
@@ -3772,6 +4142,9 @@ class _StdioTransport(_Transport):
         for thread in (self._reader, self._stderr_reader):
             if thread is not None and thread is not me:
                 thread.join(CLOSE_GRACE)
+        if self._writer is not None:  # (Windows) a write stuck above ended with the server's tree
+            self._writer.close()  # (again, if above: a second stop is never read)
+            self._writer.join(CLOSE_GRACE)
         # A descriptor is closed only once its reader is done: a reader that read from a
         # closed (and reused) descriptor number would read someone else's file.
         for thread, f in ((self._reader, proc.stdout), (self._stderr_reader, proc.stderr)):
@@ -3780,6 +4153,9 @@ class _StdioTransport(_Transport):
                     f.close()
                 except OSError:
                     pass
+            elif thread is not me:  # (say what close() leaves: README, "What close() guarantees")
+                _log.warning("a process outside the group of %s still holds its %s open; that reader stays",
+                             self.name, "stdout" if f is proc.stdout else "stderr")
         if self._job is not None:
             self._job.close()
 
@@ -3863,11 +4239,12 @@ class _StreamTransport(_StdioTransport):
     restartable = False
 
     def __init__(self, reader, writer=None, timeout=DEFAULT_TIMEOUT):
-        import socket
+        _stdlib("select", "Client.over()")  # (a write waits on it while the pipe is full)
+        socket = sys.modules.get("socket")  # (a Python that never imported it was given no socket)
         writer = reader if writer is None else writer
         self._rfd, self._wfd = _fd_of(reader, "reader"), _fd_of(writer, "writer")
         self._streams = [reader] if self._rfd == self._wfd else [writer, reader]  # closed in this order
-        self._socket = next((s for s in (reader, writer) if isinstance(s, socket.socket)), None)
+        self._socket = next((s for s in (reader, writer) if socket and isinstance(s, socket.socket)), None)
         if self._socket is not None and os.name == "nt":
             raise ValueError("on Windows a socket is not a file descriptor: give Client.over() pipe ends")
         self.timeout = timeout
@@ -3892,6 +4269,7 @@ class _StreamTransport(_StdioTransport):
             self._reader = _start_thread(self._read_loop, "mcp_min-reader-streams")
         except ConnectionClosed:
             self._writer.close()
+            self._writer.join(CLOSE_GRACE)  # (nothing was queued: at once)
             raise
 
     # Writes go through the writer thread on every platform (the stdio transport uses it on Windows).
@@ -3931,6 +4309,8 @@ class _StreamTransport(_StdioTransport):
         finally:
             if locked:
                 self._write_lock.release()
+        if idle:
+            self._writer.join(CLOSE_GRACE)  # its stop was next in its queue: it ends at once
         if self._reader is not threading.current_thread():
             if idle and self._rfd != self._wfd:
                 self._close_stream(self._streams[0])  # EOF for the server: it ends its output
@@ -4300,10 +4680,7 @@ class _Tls(object):
             return self._context
 
     def _make(self):
-        try:
-            import ssl
-        except ImportError:
-            raise ConnectionClosed("https:// URLs need Python's ssl module, which this Python lacks")
+        ssl = _stdlib("ssl", "TLS (https:// URLs, verify=, cert=)")
         verify = self.verify
         try:
             if isinstance(verify, str):
@@ -4323,6 +4700,11 @@ class _Tls(object):
         return context
 
 
+# What every HTTP request imports (http.client brings email, urllib.request tempfile; the pool's
+# check of an idle connection, select); checked when an engine is made (ssl: when TLS is).
+_HTTP_MODULES = ("socket", "select", "http.client", "urllib.request", "hashlib")
+
+
 class _HttpEngine(object):
     """Every HTTP request mcp_min makes, on connections of its own (_Conn): proxies from the
     environment (HTTP(S)_PROXY, NO_PROXY, as urllib reads them), one TLS context, kept-alive connections,
@@ -4331,13 +4713,16 @@ class _HttpEngine(object):
     and a bounded retry loop for the auth plug-in.
 
     ``credential_headers``: header names (besides Authorization, Cookie, DPoP and
-    Mcp-Session-Id) never to send to another origin -- the caller's own headers.
+    Mcp-Session-Id) never to send to another origin nor to log -- the caller's own
+    headers; whatever the auth plug-in gives a request is treated the same way.
     ``keep_alive``: pool connections until close() (a transport's engine); without
     it every connection is closed after its answer and nothing needs closing (OAuth's
     engine, which lives as long as its OAuth object and talks to servers rarely).
     """
 
     def __init__(self, credential_headers=(), keep_alive=True, tls=None):
+        for name in _HTTP_MODULES:  # here, once: the engine's own imports then cannot fail
+            _stdlib(name, "HTTP (http:// and https:// URLs)")
         self._own = frozenset(h.lower() for h in credential_headers)
         self._lock = threading.Lock()
         self._routes = {}  # URL -> its _Route
@@ -4359,31 +4744,36 @@ class _HttpEngine(object):
         that is not https or http on a loopback address.  Network failures raise
         ConnectionClosed; the deadline passing raises RequestTimeout."""
         for attempt in range(MAX_AUTH_RETRIES + 1):
-            sent = dict(headers)
+            sent, private = dict(headers), self._own
             if auth is not None:
                 given = _clean_headers(auth.headers(method, url) or {}, "auth header")
                 sent.update(given)
                 self.authorization = _fingerprint(given)
-            answer = self._follow(method, url, sent, body, deadline, cut, secure)
+                # Whatever the plug-in gives is a credential for this URL, whatever its name
+                # (X-Signature, X-Goog-Iap-Jwt-Assertion): it never leaves the origin, never logged.
+                private = private | {k.lower() for k in given}
+            answer = self._follow(method, url, sent, body, deadline, cut, secure, private)
             challenge = getattr(auth, "challenge", None)
             if answer.status not in (401, 403) or challenge is None or attempt == MAX_AUTH_RETRIES \
                     or not challenge(method, url, answer.status, answer.headers, sent):
                 return answer
         return answer
 
-    def _follow(self, method, url, headers, body, deadline, cut, secure):
+    def _follow(self, method, url, headers, body, deadline, cut, secure, private=frozenset()):
+        """``private``: lower-cased names of the headers that are credentials whatever they are
+        called (the caller's own headers, the auth plug-in's), besides the secret-looking ones."""
         import urllib.parse
         for hop in range(HTTP_MAX_REDIRECTS + 1):
             if secure:
                 _check_secure(url, "follow a redirect to" if hop else "fetch")
-            answer = self._send(method, url, headers, body, deadline, cut)
+            answer = self._send(method, url, headers, body, deadline, cut, private)
             location = answer.headers.get("Location") if 300 <= answer.status < 400 else None
             if answer.status in (301, 302, 303, 307, 308) and method == "GET" and location:
                 answer.release()
                 target = urllib.parse.urljoin(url, location)
-                if _origin(target) != _origin(url):  # credentials stay with their origin
+                if _origin(target) != _origin(url):  # credentials stay with their origin (scheme, host, port)
                     headers = {k: v for k, v in headers.items()
-                               if not _is_credential_header(k) and k.lower() not in self._own}
+                               if not _is_credential_header(k) and k.lower() not in private}
                 url = target
                 continue
             if answer.status >= 300:
@@ -4395,9 +4785,9 @@ class _HttpEngine(object):
             return answer
         raise ConnectionClosed("%s redirected more than %d times" % (url, HTTP_MAX_REDIRECTS))
 
-    def _send(self, method, url, headers, body, deadline, cut):
+    def _send(self, method, url, headers, body, deadline, cut, private=frozenset()):
         if _log.isEnabledFor(logging.DEBUG):
-            _log.debug("HTTP %s %s %s", method, url, _redact(headers))
+            _log.debug("HTTP %s %s %s", method, url, _redact(headers, private))
         route = self._routes.get(url)
         if route is None:
             route = _Route(url)
@@ -4670,10 +5060,11 @@ class _StreamableHttpTransport(_Transport):
             if wait_here:
                 self._exchange(msg, data, deadline, headers)
             else:
-                thread = _start_thread(self._exchange, "mcp_min-http-%s" % msg["id"], (msg, data, deadline, headers),
-                                       "send a request")
-                with self._lock:
-                    self._threads.add(thread)
+                with self._lock:  # (with the check: a close() at this moment either waits for it or refuses it)
+                    if self._closed:
+                        raise ConnectionClosed("the connection to %s is closed" % self.name)
+                    self._threads.add(_start_thread(self._exchange, "mcp_min-http-%s" % msg["id"], (
+                        msg, data, deadline, headers), "send a request"))
             return
         # A notification, or our answer to a server request: 2xx expected, nothing to read.
         if deadline is None:
@@ -4691,6 +5082,7 @@ class _StreamableHttpTransport(_Transport):
         cut = _Cut()
         with self._lock:
             self._cuts[rid] = cut
+            cut.cut = self._closed  # after close() cut the others: cut at once, its join must not wait
         try:
             # Without a deadline of its own (a listen), the request still gets one for connecting
             # and for the answer to start; only its stream may then stay open.
@@ -5040,10 +5432,11 @@ class _SseTransport(_Transport):
         if self._closed or _pid != self._pid:
             raise ConnectionClosed("the connection to %s is closed" % self.name)
         if "id" in msg and "method" in msg and not wait_here:
-            thread = _start_thread(self._post_request, "mcp_min-sse-post-%s" % msg["id"], (msg, data, deadline),
-                                   "send a request")
-            with self._lock:
-                self._threads.add(thread)
+            with self._lock:  # (with the check: a close() at this moment either waits for it or refuses it)
+                if self._closed:
+                    raise ConnectionClosed("the connection to %s is closed" % self.name)
+                self._threads.add(_start_thread(self._post_request, "mcp_min-sse-post-%s" % msg["id"], (
+                    msg, data, deadline), "send a request"))
         elif "id" in msg and "method" in msg:
             self._post_request(msg, data, deadline)
         else:
@@ -5061,6 +5454,7 @@ class _SseTransport(_Transport):
         cut = _Cut()
         with self._lock:
             self._cuts.add(cut)
+            cut.cut = self._closed  # after close() cut the others: cut at once, its join must not wait
         try:
             answer = self._engine.request("POST", self.endpoint, h, data, deadline or time.monotonic() + self.timeout,
                                           self.auth, cut)
@@ -5118,6 +5512,8 @@ class _Worker(object):
         self._dropping = False
         if self._thread is None:
             with self._lock:
+                if self._stopped:  # (checked again under the lock stop() takes: no thread starts after it)
+                    return False
                 if self._thread is None:
                     try:
                         self._thread = _start_thread(self._run, self._name, what="run callbacks")
@@ -5148,12 +5544,22 @@ class _Worker(object):
         self._queue.put((done.set, ()))
         done.wait(_remaining(deadline))
 
-    def stop(self):
-        self._stopped = True
+    def stop(self, wait=True):
+        """Stop once what is queued ran; ``wait``: join it (CLOSE_GRACE at most), else see join()."""
+        with self._lock:
+            self._stopped = True
         if self._thread is not None:
             self._queue.put(None)
-            if self._thread is not threading.current_thread():
-                self._thread.join(CLOSE_GRACE)
+            if wait:
+                self.join(time.monotonic() + CLOSE_GRACE)
+
+    def join(self, deadline):
+        """Wait for the thread until ``deadline``; True unless it still runs (a callback)."""
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(_remaining(deadline))
+            return not thread.is_alive()
+        return True
 
 
 def _callback_failed(asking, method, error):
@@ -5193,6 +5599,8 @@ class _Inbox(object):
         self._pings = _Worker("mcp_min-ping")  # never waits behind a slow callback
         self.courier = _Worker("mcp_min-courier")  # what we send without waiting: cancellations
         self._overflow = _Worker("mcp_min-answers")  # server requests beyond MAX_ANSWER_THREADS
+        # The client's other threads (answers, task followers, settling): stop() waits for them.
+        self.threads = _Threads()
         self._lock = threading.Lock()
         self._answering = 0
         self._serving = {}  # id of a server request being answered -> True once the server cancelled it
@@ -5232,7 +5640,7 @@ class _Inbox(object):
                 self._answering += 1
         if spare:
             try:
-                _start_thread(self._answer, "mcp_min-answer", (msg, True), "answer the server")
+                _start_thread(self._answer, "mcp_min-answer", (msg, True), "answer the server", self.threads)
                 return
             except ConnectionClosed:
                 with self._lock:
@@ -5387,8 +5795,19 @@ class _Inbox(object):
                         params.get("data"))
 
     def stop(self):
-        for worker in (self.events, self._pings, self._overflow, self.courier):
-            worker.stop()
+        """After the transport closed (nothing is routed any more): wait for the client's threads,
+        then for its workers, CLOSE_GRACE at most each time.  A callback of the user's may run
+        longer (a sampling call to a model): its thread is then left to finish it, and what it
+        sends after that is dropped (the client is closed)."""
+        left = self.threads.join(time.monotonic() + CLOSE_GRACE)  # first: they may still queue callbacks
+        workers = (self.events, self._pings, self._overflow, self.courier)
+        for worker in workers:
+            worker.stop(wait=False)  # all at once: the idle ones end while a busy one is waited for
+        deadline = time.monotonic() + CLOSE_GRACE
+        left += [worker._name for worker in workers if not worker.join(deadline)]
+        if left:
+            _log.warning("close() did not wait longer for %s: a callback still runs there (the thread ends "
+                         "when it returns)", ", ".join(sorted(set(left))))
 
 
 class _Cache(object):
@@ -5479,13 +5898,14 @@ def _era_verdict(error, over_http):
         no answer within the probe's wait                       handshake
         stdio: the server exited                                handshake (it is restarted)
         HTTP: connection refused, reset or cut                  None: the network failed
+        this Python lacks a module (_MissingModule)             None: initialize would too
         anything else (a malformed answer)                      handshake
     """
     if isinstance(error, RequestError):  # the server spoke JSON-RPC
         if error.code == UNSUPPORTED_PROTOCOL_VERSION and _supported_in(error) is not None:
             return "versions"
         return "2026" if error.code in _MODERN_ERRORS else "handshake"
-    if isinstance(error, (AuthRequired, AuthError)):
+    if isinstance(error, (AuthRequired, AuthError, _MissingModule)):
         return None
     if isinstance(error, HttpError):
         if error.status in (401, 403):
@@ -5822,7 +6242,7 @@ class _Session(object):
         era = self.era
         data = era.encode(msg)  # ValueError for what JSON cannot carry, before anything is pending
         fut = Future(rid, method, params, timeout, progress, self._settle, self._withdraw, finish, cancellable,
-                     not wait_here, self.inbox.events.put)
+                     not wait_here and self.inbox.threads, self.inbox.events.put)
         if fut._timeout == 0:  # no time left (Python's convention for 0 and less): nothing is sent
             fut._put(RequestTimeout("no time left for %s (timeout 0 or less): not sent" % method))
             return fut
@@ -6817,7 +7237,8 @@ class _Tasks(object):
             return False  # settling reports it
         if task is None:
             return False
-        _start_thread(self._follow, "mcp_min-task-%s" % fut.id, (task, fut), "follow a task")
+        _start_thread(self._follow, "mcp_min-task-%s" % fut.id, (task, fut), "follow a task",
+                      self._session.inbox.threads)
         return True
 
     def _follow(self, task, fut):
@@ -7593,8 +8014,7 @@ def _ec_mul(k, point):
 
 def _es256_sign(d, message):
     """Sign ``message`` with private scalar ``d``: returns (r, s), nonce per RFC 6979."""
-    import hashlib
-    import hmac
+    hashlib, hmac = _stdlib("hashlib", "ES256 signing (DPoP, private_key)"), _stdlib("hmac", "ES256 signing")
     n = _P256_N
     h = int.from_bytes(hashlib.sha256(message).digest(), "big")
     x = d.to_bytes(32, "big")
@@ -7766,7 +8186,7 @@ class _DpopKey(object):
     """A DPoP (RFC 9449) key pair, ES256, and the latest DPoP-Nonce of each origin."""
 
     def __init__(self, d=None):
-        import secrets
+        secrets = _stdlib("secrets", "DPoP")
         self.d = d or secrets.randbelow(_P256_N - 1) + 1
         x, y = _ec_mul(self.d, _P256_G)
         self.jwk = {"kty": "EC", "crv": "P-256", "x": _b64url(x.to_bytes(32, "big")),
@@ -7823,7 +8243,7 @@ def _read_store(path):
 
 def _write_store(path, doc):
     """Replace the token store: a fresh, exclusive 0600 file beside it, then an atomic rename."""
-    import tempfile
+    tempfile = _stdlib("tempfile", "OAuth's token_store")
     data = _dumps(doc).encode("utf-8")
     tmp = None
     try:
@@ -8050,7 +8470,7 @@ class _LoopbackListener(object):
     are served at once, and close() cuts whatever is still open."""
 
     def __init__(self, port=0):
-        import http.server
+        http_server = _stdlib("http.server", "OAuth's browser login (its redirect listener)")
         import urllib.parse
         listener = self
         self.redirect = None
@@ -8059,7 +8479,7 @@ class _LoopbackListener(object):
         self._open = {}  # connection being served -> its thread (None until started)
         self._lock = threading.Lock()
 
-        class Handler(http.server.BaseHTTPRequestHandler):
+        class Handler(http_server.BaseHTTPRequestHandler):
             timeout = LOOPBACK_IDLE_TIMEOUT  # for reading the request; then the connection goes
 
             def do_GET(self):
@@ -8071,18 +8491,20 @@ class _LoopbackListener(object):
                     self.send_error(400, "unexpected state")
                     return
                 listener.redirect = "http://127.0.0.1:%d%s" % (listener.port, self.path)
-                listener.done.set()
                 page = b"<html><body>Authorization finished; you can close this window.</body></html>"
-                self.send_response(200)
-                self.send_header("Content-Type", "text/html")
-                self.send_header("Content-Length", str(len(page)))
-                self.end_headers()
-                self.wfile.write(page)
+                try:  # the page before done: the flow's close() right after it would cut the page off
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/html")
+                    self.send_header("Content-Length", str(len(page)))
+                    self.end_headers()
+                    self.wfile.write(page)
+                finally:  # (a browser already gone still sent the redirect)
+                    listener.done.set()
 
             def log_message(self, *args):
                 pass
 
-        class Server(http.server.ThreadingHTTPServer):
+        class Server(http_server.ThreadingHTTPServer):
             daemon_threads = True
             block_on_close = False  # close() cuts connections instead of waiting for them
 
@@ -8096,7 +8518,7 @@ class _LoopbackListener(object):
             def shutdown_request(self, request):
                 with listener._lock:
                     listener._open.pop(request, None)
-                http.server.ThreadingHTTPServer.shutdown_request(self, request)
+                http_server.ThreadingHTTPServer.shutdown_request(self, request)
 
             def process_request(self, request, client_address):  # one named thread per connection
                 thread = _start_thread(self.process_request_thread, "mcp_min-oauth-connection",
@@ -8121,10 +8543,14 @@ class _LoopbackListener(object):
     def wait(self, url, open_browser, timeout):
         import urllib.parse
         self.state = urllib.parse.parse_qs(urllib.parse.urlsplit(url).query).get("state", [None])[0]
-        print("mcp_min: authorize in your browser: %s" % url, file=sys.stderr, flush=True)
+        print("mcp_min: authorize in your browser: %s" % _visible(url), file=sys.stderr, flush=True)
         if open_browser:
-            import webbrowser
-            webbrowser.open(url)
+            try:
+                import webbrowser
+            except ImportError:  # (a stripped Python: the line above is the way to the page)
+                webbrowser = None
+            if webbrowser is not None:
+                webbrowser.open(url)
         if not self.done.wait(timeout):
             raise AuthError("OAuth: no authorization redirect reached %s within %.0f s" % (self.uri, timeout))
         return self.redirect
@@ -8499,8 +8925,7 @@ class OAuth(object):
         return self._post_form(meta["token_endpoint"], params, headers, what, self._uses_dpop(meta))
 
     def _authorization_code(self, meta, issuer, resource, scope):
-        import hashlib
-        import secrets
+        hashlib, secrets = _stdlib("hashlib", "OAuth (PKCE)"), _stdlib("secrets", "OAuth (PKCE)")
         import urllib.parse
         if not meta.get("_fallback") and "S256" not in (meta.get("code_challenge_methods_supported") or []):
             raise AuthError("OAuth: the authorization server %s does not advertise PKCE S256 support "
@@ -8612,6 +9037,8 @@ EXIT_UNREACHABLE = 4  # the server could not be started, reached, or did not ans
 EXIT_TOOL_ERROR = 5   # the tool ran and reported failure (isError)
 EXIT_BROKEN_PIPE = 141  # stdout was closed by its reader: 128 + SIGPIPE, what a Unix tool shows
 SIGNATURE_ENUM_LIMIT = 6  # enum values shown in a one-line signature before "..."
+SIGNATURE_MAX_DEPTH = 8  # types nested in a signature before "...": array[array[...]] (a line has no room for
+#                          more, and an inputSchema may nest past Python's recursion limit)
 
 
 class _CliError(Exception):
@@ -8957,42 +9384,65 @@ def _parse_cli(argv):
     return opts, server, parsed
 
 
-# -- printing: every listing one line per item, in the server's words, never a traceback
+# -- printing: every listing one line per item, in the server's words, never a traceback.
+# Server text never drives the terminal (_visible): listings, errors and logs always show its
+# control characters as escapes; content asked for (call, read, prompt, skill) does on a
+# terminal and is exact when piped; JSON has them all as \u escapes.
 
 def _print(value, as_json):
     if as_json or not isinstance(value, str):
         print(_dumps_for_humans_indented(value))
     else:
-        print(value)
+        _content(value)
+
+
+def _out(text, lines=False):
+    """A line of a listing (with ``lines``: a block of lines) to stdout, made visible."""
+    print(_visible(text, lines))
+
+
+def _content(text, end="\n"):
+    """What the user asked for to stdout: exact when piped, made visible on a terminal."""
+    text = str(text)
+    print(_visible(text, True) if _stdout_on_terminal() else text, end=end)
+
+
+def _stdout_on_terminal():
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):  # (None, or closed)
+        return False
 
 
 def _dumps_for_humans_indented(value):
     try:
-        return json.dumps(value, indent=2, ensure_ascii=False)
-    except (ValueError, TypeError, RecursionError):
-        return repr(value)
+        return _visible(json.dumps(value, indent=2, ensure_ascii=False), as_json=True)
+    except (ValueError, TypeError, RecursionError):  # (nested past the recursion limit: compact, then)
+        return _visible(_glimpse(value), as_json=True)
 
 
 def _first_line(text):
-    lines = str(text or "").strip().splitlines()
+    lines = (text if isinstance(text, str) else _dumps_for_humans(text) if text else "").strip().splitlines()
     return lines[0] if lines else ""
 
 
-def _type_text(schema):
+def _type_text(schema, depth=0):
     """A schema's type the way a signature shows it: number, "a"|"b", array[string], ..."""
     if not isinstance(schema, dict):
         return "any"
+    if depth >= SIGNATURE_MAX_DEPTH:
+        return "..."
     enum = schema.get("enum")
     if isinstance(enum, list) and enum:
-        shown = "|".join(json.dumps(v, ensure_ascii=False) for v in enum[:SIGNATURE_ENUM_LIMIT])
+        shown = "|".join(_short(v) for v in enum[:SIGNATURE_ENUM_LIMIT])
         return shown + ("|..." if len(enum) > SIGNATURE_ENUM_LIMIT else "")
     types = _schema_types(schema)
     if "array" in types and isinstance(schema.get("items"), dict):
-        types = [("array[%s]" % _type_text(schema["items"])) if t == "array" else t for t in types]
+        types = [("array[%s]" % _type_text(schema["items"], depth + 1)) if t == "array" else t for t in types]
     if not types:
         for union in ("anyOf", "oneOf"):
             if isinstance(schema.get(union), list):
-                return "|".join(_type_text(s) for s in schema[union])
+                return "|".join(_type_text(s, depth + 1) for s in schema[union])
     return "|".join(types) or "any"
 
 
@@ -9028,7 +9478,7 @@ def _print_tools(tools, as_json):
     for tool in tools:
         tool = _item(tool, "name")
         desc = _first_line(tool.get("description"))
-        print("%s%s" % (_signature(tool), "  - " + desc if desc else ""))
+        _out("%s%s" % (_signature(tool), "  - " + desc if desc else ""))
 
 
 def _print_tool(tool, as_json):
@@ -9036,9 +9486,9 @@ def _print_tool(tool, as_json):
     if as_json:
         _print(tool, True)
         return
-    print(_signature(tool))
+    _out(_signature(tool))
     if tool.get("description"):
-        print("\n" + str(tool["description"]).strip())
+        _out("\n" + str(tool["description"]).strip(), lines=True)
     schema = tool.get("inputSchema") if isinstance(tool.get("inputSchema"), dict) else {}
     props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
     required = schema.get("required") if isinstance(schema.get("required"), list) else []
@@ -9050,11 +9500,11 @@ def _print_tool(tool, as_json):
         if "default" in prop:
             notes.append("default " + _dumps_for_humans(prop["default"]))
         desc = _first_line(prop.get("description"))
-        print("  %s: %s (%s)%s" % (key, _type_text(prop), ", ".join(notes), "  - " + desc if desc else ""))
+        _out("  %s: %s (%s)%s" % (key, _type_text(prop), ", ".join(notes), "  - " + desc if desc else ""))
     for field in ("annotations", "execution", "outputSchema", "_meta"):
         if tool.get(field):
-            print("\n%s:\n%s" % (field, "\n".join("  " + line for line in
-                                                  _dumps_for_humans_indented(tool[field]).splitlines())))
+            _out("\n%s:\n%s" % (field, "\n".join("  " + line for line in
+                                                 _dumps_for_humans_indented(tool[field]).splitlines())), lines=True)
 
 
 def _find(items, name, what, key="name"):
@@ -9072,11 +9522,11 @@ def _run_info(client, parsed, opts):
     if opts.json:
         _print(info, True)
         return EXIT_OK
-    print("server: %s %s" % (client.server_info.get("name"), client.server_info.get("version")))
-    print("protocol: %s over %s" % (client.protocol_version, client.transport))
-    print("capabilities: %s" % ", ".join(sorted(map(str, client.server_capabilities))))
+    _out("server: %s %s" % (client.server_info.get("name"), client.server_info.get("version")))
+    _out("protocol: %s over %s" % (client.protocol_version, client.transport))
+    _out("capabilities: %s" % ", ".join(sorted(map(str, client.server_capabilities))))
     if client.instructions:
-        print("instructions: %s" % client.instructions)
+        _out("instructions: %s" % client.instructions, lines=True)
     return EXIT_OK
 
 
@@ -9126,8 +9576,9 @@ def _run_call(client, parsed, opts):
 
 
 def _stderr_line(text):
-    """One line to stderr in one write: lines from two threads (the caller's, mcp_min-events) never mix."""
-    sys.stderr.write(text + "\n")
+    """One line to stderr in one write: lines from two threads (the caller's, mcp_min-events) never mix.
+    Made visible (_visible), newlines kept: it may carry server text (a message, an error)."""
+    sys.stderr.write(_visible(text, True) + "\n")
     sys.stderr.flush()
 
 
@@ -9170,7 +9621,7 @@ def _on_terminal():
 def _ask(question):
     """One answer typed on the terminal; the question goes to stderr (stdout is for results).
     EOF (Ctrl-D) is None."""
-    sys.stderr.write(question)
+    sys.stderr.write(_visible(question))  # (one line: a newline in a server's label shows as \n)
     sys.stderr.flush()
     line = sys.stdin.readline()
     return line.rstrip("\r\n") if line else None
@@ -9181,15 +9632,18 @@ def _cli_url_elicitation(params):
     import urllib.parse
     url = str(params.get("url", ""))
     host = urllib.parse.urlsplit(url).hostname or "?"
-    print("mcp_min: the server asks you to visit a URL: %s" % params.get("message", ""), file=sys.stderr)
-    print("  %s\n  (site: %s%s)" % (url, host, "; an internationalized name, check it" if "xn--" in host else ""),
-          file=sys.stderr, flush=True)
+    _stderr_line("mcp_min: the server asks you to visit a URL: %s" % params.get("message", ""))
+    _stderr_line("  %s\n  (site: %s%s)" % (_visible(url), _visible(host),
+                                          "; an internationalized name, check it" if "xn--" in host else ""))
     if not _on_terminal():
         return {"action": "cancel"}  # nobody here to agree
     if (_ask("Open it in your browser? [y/N] ") or "").strip().lower() not in ("y", "yes"):
         return {"action": "decline"}
-    import webbrowser
-    webbrowser.open(url)
+    try:
+        import webbrowser
+        webbrowser.open(url)
+    except ImportError:  # (a stripped Python)
+        _stderr_line("mcp_min: no browser to open from this Python: open the URL above yourself")
     _ask("Press Enter when you are done there... ")
     return {"action": "accept"}
 
@@ -9199,13 +9653,12 @@ def _cli_form_elicitation(params):
     default and choices), then accept, decline or cancel; without one, decline and say so."""
     message = _first_line(params.get("message")) or "(no message)"
     if not _on_terminal():
-        print("mcp_min: the server asks for input (%s); declined: no terminal to ask on" % message,
-              file=sys.stderr, flush=True)
+        _stderr_line("mcp_min: the server asks for input (%s); declined: no terminal to ask on" % message)
         return {"action": "decline"}
     schema = params.get("requestedSchema") if isinstance(params.get("requestedSchema"), dict) else {}
     props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
     required = schema.get("required") if isinstance(schema.get("required"), list) else []
-    sys.stderr.write("mcp_min: the server asks: %s\n" % params.get("message", ""))
+    _stderr_line("mcp_min: the server asks: %s" % params.get("message", ""))
     content = {}
     for key, prop in props.items():
         prop = prop if isinstance(prop, dict) else {}
@@ -9216,7 +9669,7 @@ def _cli_form_elicitation(params):
         if "default" in prop:
             hints.append("default %s" % _dumps_for_humans(prop["default"]))
         if prop.get("description"):
-            sys.stderr.write("  %s\n" % _first_line(prop["description"]))
+            _stderr_line("  %s" % _first_line(prop["description"]))
         while True:
             answer = _ask("  %s (%s): " % (label, ", ".join(hints)))
             if answer is None:
@@ -9233,10 +9686,10 @@ def _cli_form_elicitation(params):
             try:
                 value = _typed_value(answer, prop, key)
             except _UsageError as e:
-                sys.stderr.write("  %s\n" % e)
+                _stderr_line("  %s" % e)
                 continue
             if choices and value not in choices:
-                sys.stderr.write("  pick one of: %s\n" % ", ".join(map(str, choices)))
+                _stderr_line("  pick one of: %s" % ", ".join(map(str, choices)))
                 continue
             content[key] = value
             break
@@ -9270,14 +9723,14 @@ def _run_resources(client, parsed, opts):
     for item in client.list_resources():
         item = _item(item, "uri")
         desc = _first_line(item.get("description") or item.get("title") or item.get("name"))
-        print("%s%s" % (item.get("uri"), "  - " + desc if desc else ""))
+        _out("%s%s" % (item.get("uri"), "  - " + desc if desc else ""))
     templates = client.list_resource_templates() if offers else []
     if templates:
         print("resource templates:")
     for item in templates:
         item = _item(item, "uriTemplate")
         desc = _first_line(item.get("description") or item.get("title") or item.get("name"))
-        print("  %s%s" % (item.get("uriTemplate"), "  - " + desc if desc else ""))
+        _out("  %s%s" % (item.get("uriTemplate"), "  - " + desc if desc else ""))
     return EXIT_OK
 
 
@@ -9288,8 +9741,10 @@ def _run_read(client, uri, opts):
         return EXIT_OK
     for part in _field(result, "contents", list, "resources/read", []):
         part = part if isinstance(part, dict) else {"text": _dumps_for_humans(part)}
-        print(part["text"] if "text" in part else "<%s: %d characters of base64>" % (
-            part.get("mimeType", "binary"), len(str(part.get("blob", "")))))
+        if "text" in part:
+            _content(part["text"])
+        else:
+            _out("<%s: %d characters of base64>" % (part.get("mimeType", "binary"), len(str(part.get("blob", "")))))
     return EXIT_OK
 
 
@@ -9307,7 +9762,7 @@ def _run_prompts(client, parsed, opts):
     for prompt in prompts:
         prompt = _item(prompt, "name")
         desc = _first_line(prompt.get("description"))
-        print("%s%s" % (_prompt_signature(prompt), "  - " + desc if desc else ""))
+        _out("%s%s" % (_prompt_signature(prompt), "  - " + desc if desc else ""))
     return EXIT_OK
 
 
@@ -9336,7 +9791,7 @@ def _run_prompt(client, parsed, opts):
     for m in _field(result, "messages", list, "prompts/get", []):
         m = m if isinstance(m, dict) else {}
         content = m.get("content") if isinstance(m.get("content"), dict) else {}
-        print("%s: %s" % (m.get("role"), content.get("text", _dumps_for_humans(content))))
+        _content("%s: %s" % (m.get("role"), content.get("text", _dumps_for_humans(content))))
     return EXIT_OK
 
 
@@ -9350,7 +9805,7 @@ def _run_complete(client, parsed, opts):
     if opts.json:
         _print(values, True)
     for value in [] if opts.json else values:
-        print(value)
+        _out(value)
     return EXIT_OK
 
 
@@ -9362,14 +9817,14 @@ def _run_skills(client, parsed, opts):
     for entry in skills:
         fm = entry.get("frontmatter") if isinstance(entry.get("frontmatter"), dict) else {}
         desc = _first_line(fm.get("description"))
-        print("%s%s  (%s)" % (fm.get("name"), "  - " + desc if desc else "", entry.get("uri")))
+        _out("%s%s  (%s)" % (fm.get("name"), "  - " + desc if desc else "", entry.get("uri")))
     return EXIT_OK
 
 
 def _run_skill(client, name, opts):
     skill = client.read_skill(name)
     if not opts.json:
-        print(skill["text"], end="" if skill["text"].endswith("\n") else "\n")
+        _content(skill["text"], end="" if skill["text"].endswith("\n") else "\n")
         return EXIT_OK
     files = {}
     for uri, data in skill["files"].items():
@@ -9423,9 +9878,9 @@ def _run_servers(opts):
         _print([{k: v for k, v in row.items() if k != "what"} for row in rows], True)
     else:
         for row in (row for row in rows if "what" in row):
-            print("%s  %s  (%s: %s)" % (row["name"], _shorten(row["what"], 80), row["host"], row["file"]))
-    for problem in problems:
-        print("mcp_min: error: %s" % problem, file=sys.stderr)
+            _out("%s  %s  (%s: %s)" % (row["name"], _shorten(row["what"], 80), row["host"], row["file"]))
+    for problem in problems:  # (a project's config file comes with its repository: shown as server text)
+        _stderr_line("mcp_min: error: %s" % problem)
     return EXIT_USAGE if problems else EXIT_OK
 
 
@@ -9445,14 +9900,14 @@ def _shell_class():
         def __init__(self, client, opts):
             cmd.Cmd.__init__(self)
             self.client, self.opts = client, opts
-            self.intro = self.intro % (client.server_info.get("name") or "the server")
+            self.intro = _visible(self.intro % (client.server_info.get("name") or "the server"))
             self.trace_handler = None
 
         def onecmd(self, line):
             try:
                 return cmd.Cmd.onecmd(self, line)
             except (_UsageError, _CliError, McpError, ValueError) as e:
-                print("error: %s" % _cli_message(e, self.client.server_capabilities), file=sys.stderr)
+                _stderr_line("error: %s" % _cli_message(e, self.client.server_capabilities))
             except KeyboardInterrupt:
                 print("(interrupted)", file=sys.stderr)
             return False
@@ -9590,7 +10045,10 @@ def _shell_class():
                 return None
 
         def names(self, items, key, text):
-            return [str(i.get(key)) for i in items if isinstance(i, dict) and str(i.get(key)).startswith(text)]
+            # readline shows the matches raw: a name with a terminal control is left out (an escaped
+            # one would name nothing); `tools` still lists it, made visible
+            return [str(i.get(key)) for i in items if isinstance(i, dict) and str(i.get(key)).startswith(text)
+                    and _visible(i.get(key)) == str(i.get(key))]
 
         def complete_call(self, text, line, begidx, endidx):
             words = line[:begidx].split()
@@ -9601,7 +10059,7 @@ def _shell_class():
             schema = tool.get("inputSchema") if isinstance(tool.get("inputSchema"), dict) else {}
             props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
             given = set(w.split("=", 1)[0] for w in words[2:])
-            return [k + "=" for k in props if k.startswith(text) and k not in given]
+            return [k + "=" for k in props if k.startswith(text) and k not in given and _visible(k) == k]
 
         def complete_tools(self, text, line, begidx, endidx):
             return self.names(self.client.list_tools(), "name", text)
@@ -9666,9 +10124,17 @@ def _cli_message(error, capabilities):
     return str(error)
 
 
+class _VisibleFormatter(logging.Formatter):
+    """The command line's log lines, made visible: they carry server text (its log messages, a
+    warning quoting what it sent, the JSON-RPC trace)."""
+
+    def format(self, record):
+        return _visible(logging.Formatter.format(self, record), True)
+
+
 def _trace_on():
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(message)s"))
+    handler.setFormatter(_VisibleFormatter("%(asctime)s %(name)s %(message)s"))
     _log.addHandler(handler)
     _log.setLevel(logging.DEBUG)
     _log.propagate = False  # (the shell's warnings handler on the root logger would print each line again)
@@ -9704,6 +10170,8 @@ def _connect_hint(error, server, opts, elapsed, stderr_tail):
 
 def _error_status(error, connected):
     """The exit status of an exception, by the one table in _USAGE."""
+    if isinstance(error, _MissingModule):  # (this Python, not the server: "other")
+        return EXIT_OTHER
     if isinstance(error, (AuthRequired, AuthError)) or isinstance(error, HttpError) and error.status in (401, 403):
         return EXIT_AUTH
     if isinstance(error, ToolError):
@@ -9739,12 +10207,14 @@ def _main(argv):
         if server is None:
             return _run_servers(opts)
     except _UsageError as e:
-        print("mcp_min: error: %s" % e, file=sys.stderr)
+        _stderr_line("mcp_min: error: %s" % e)
         return EXIT_USAGE
     if opts.trace:
         _trace_on()
     else:
-        logging.basicConfig(level=logging.WARNING, format="mcp_min: %(message)s")
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(_VisibleFormatter("mcp_min: %(message)s"))
+        logging.basicConfig(level=logging.WARNING, handlers=[handler])
     stderr_tail = collections.deque(maxlen=STDERR_LINES)
     started, client = time.monotonic(), None
     try:
@@ -9788,7 +10258,7 @@ def _main(argv):
         return 130
     except Exception as e:  # a bug of ours: still one line, never a traceback
         status, message = EXIT_OTHER, "internal error (%s): %s" % (type(e).__name__, e)
-    print("mcp_min: %s" % message, file=sys.stderr)
+    _stderr_line("mcp_min: %s" % message)
     return status
 
 

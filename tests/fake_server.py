@@ -27,6 +27,12 @@ Config keys (all optional):
   ttl             ttlMs of the 2026-07-28 tools/list; listen_error: refuse subscriptions/listen
   output_schemas  {tool name: outputSchema}: tools/list also lists these tools with that outputSchema
                   (both eras; echo returns its arguments as structuredContent, text returns none)
+  hostile         a string (terminal controls, say) the server puts in everything it shows (handshake
+                  era): serverInfo name and instructions; a tool, a resource and a prompt named with it,
+                  and its text in their descriptions; the tools hostile (asks for input with it as the
+                  message, logs it, reports progress with it, returns it and a multi-line tail) and
+                  hostile_error (an error with it as the message); resources/read and prompts/get of
+                  anything return it
 
 Tools (handshake era unless noted):
   echo (returns its arguments) | text {text} | big {n}: n characters | crash: exit 3 with a stderr line
@@ -186,7 +192,38 @@ class FakeServer(object):
             return answer(mid, {"content": [], "structuredContent": {"answered": len(self.flooded)}})
         if name == "env":
             return answer(mid, {"content": [], "structuredContent": {k: os.environ.get(k) for k in args["keys"]}})
+        if name == "hostile" and "hostile" in self.cfg:
+            bad = self.cfg["hostile"]
+            self.ask("elicitation/create", {"mode": "form", "message": bad, "requestedSchema": {
+                "type": "object", "properties": {"x": {"type": "string"}}}})
+            write({"jsonrpc": "2.0", "method": "notifications/message",
+                   "params": {"level": "warning", "logger": bad, "data": bad}})
+            if meta.get("progressToken") is not None:
+                write({"jsonrpc": "2.0", "method": "notifications/progress",
+                       "params": {"progressToken": meta["progressToken"], "progress": 1, "message": bad}})
+            return answer(mid, {"content": [{"type": "text", "text": self.hostile_text()}]})
+        if name == "hostile_error" and "hostile" in self.cfg:
+            return answer(mid, error={"code": -32000, "message": self.cfg["hostile"]})
         return answer(mid, error={"code": -32602, "message": "unknown tool " + name})
+
+    def hostile_listing(self, kind):
+        """What tools/list, resources/list and prompts/list add with cfg["hostile"]."""
+        bad = self.cfg.get("hostile")
+        if bad is None:
+            return []
+        if kind == "tools":
+            return [{"name": "hostile", "description": bad, "inputSchema": {"type": "object", "properties": {
+                "k" + bad: {"type": "string", "description": bad, "default": bad}}}},
+                {"name": "hostile_error", "inputSchema": {"type": "object"}},
+                {"name": "t" + bad, "title": bad, "inputSchema": {"type": "object"}}]
+        if kind == "resources":
+            return [{"uri": "hostile://" + bad, "name": bad, "description": bad}]
+        return [{"name": "p" + bad, "description": bad, "arguments": [{"name": "a" + bad}]},
+                {"name": "hostile", "description": bad}]
+
+    def hostile_text(self):
+        """cfg["hostile"], then lines whose tab, newline and CRLF a terminal shows as they are."""
+        return self.cfg["hostile"] + "\nline 2\n\tindented\r\nline 4"
 
     def with_output_schemas(self):
         return [{"name": name, "inputSchema": {"type": "object"}, "outputSchema": schema}
@@ -289,9 +326,13 @@ class FakeServer(object):
             if mode == "error-supported" and requested != "2025-03-26":
                 return answer(mid, error={"code": -32602, "message": "Unsupported protocol version",
                                           "data": {"supported": ["2025-03-26"], "requested": requested}})
-            return answer(mid, {"protocolVersion": cfg.get("version", requested),
-                                "capabilities": {"tools": {"listChanged": True}, "logging": {}},
-                                "serverInfo": {"name": "fake", "version": "9"}, "instructions": "be nice"})
+            result = {"protocolVersion": cfg.get("version", requested),
+                      "capabilities": {"tools": {"listChanged": True}, "logging": {}},
+                      "serverInfo": {"name": "fake", "version": "9"}, "instructions": "be nice"}
+            if "hostile" in cfg:
+                result["capabilities"].update(resources={}, prompts={})
+                result["serverInfo"]["name"], result["instructions"] = "fake" + cfg["hostile"], cfg["hostile"]
+            return answer(mid, result)
         if mid is None:
             return
         if method == "ping":
@@ -301,7 +342,7 @@ class FakeServer(object):
             page = int(cursor) if cursor and cursor.isdigit() else 0
             pages = cfg.get("pages", 1)
             result = {"tools": [{"name": "t%d" % page, "inputSchema": {"type": "object"}}]
-                      + (self.with_output_schemas() if page == 0 else [])}
+                      + (self.with_output_schemas() if page == 0 else []) + self.hostile_listing("tools")}
             if cfg.get("loop_cursor"):
                 result["nextCursor"] = "same"
             elif page + 1 < pages:
@@ -322,6 +363,15 @@ class FakeServer(object):
             return
         if method in ("resources/subscribe", "resources/unsubscribe"):
             return answer(mid, {})
+        if "hostile" in cfg and method in ("resources/list", "resources/templates/list", "prompts/list"):
+            return answer(mid, {"resources/list": {"resources": self.hostile_listing("resources")},
+                                "resources/templates/list": {"resourceTemplates": []},
+                                "prompts/list": {"prompts": self.hostile_listing("prompts")}}[method])
+        if "hostile" in cfg and method == "resources/read":
+            return answer(mid, {"contents": [{"uri": params.get("uri"), "text": self.hostile_text()}]})
+        if "hostile" in cfg and method == "prompts/get":
+            return answer(mid, {"messages": [{"role": "user", "content": {"type": "text",
+                                                                          "text": self.hostile_text()}}]})
         return answer(mid, error={"code": -32601, "message": "Method not found: " + method})
 
 

@@ -498,6 +498,160 @@ def test_the_cli_is_not_imported_by_a_library_user():
     assert out.stdout.strip() == "[]", out.stderr
 
 
+def test_a_python_without_an_http_module_gets_one_line_over_http():
+    # (issue 26, item 11) was: exit 4, "HTTP exchange ... failed" and a logged traceback
+    ensure_bytecode(MCP_MIN)
+    out = subprocess.run([PY, "-c", REFUSE_MODULE, "http.client", MCP_MIN, "--url", "http://127.0.0.1:9/mcp", "tools"],
+                         capture_output=True, text=True, timeout=60, cwd=ROOT)
+    one_line_error(out, 1, "this Python has no 'http.client' module, which HTTP")
+    assert len(out.stderr.strip().splitlines()) == 1, out.stderr
+
+
+# ---------------------------------------------------------------------------
+# Server text never drives the terminal (issue 26, item 8): listings, errors and logs show its
+# control characters as escapes; content asked for does on a terminal and is exact when piped.
+# ---------------------------------------------------------------------------
+
+FAKE = os.path.join(HERE, "fake_server.py")
+# ESC sequences (clear the screen, an OSC 52 clipboard write, an OSC 8 hidden link), BEL, a bare CR,
+# an 8-bit CSI (U+009B) and NEL, the bidi controls, backspace, DEL, NUL
+HOSTILE = ("<\x1b[2J\x1b]52;c;aGk=\x07\x1b]8;;http://evil/\x1b\\click\x1b]8;;\x1b\\|\rX|\x9b31m|\x85|\u202e|\u202a|"
+           "\u202b|\u202c|\u202d|\u2066|\u2067|\u2068|\u2069|\u200e|\u200f|\u061c|\x08|\x7f|\x00>")
+HOSTILE_SHOWN = (r"<\x1b[2J\x1b]52;c;aGk=\x07\x1b]8;;http://evil/\x1b\click\x1b]8;;\x1b\|\rX|\x9b31m|\x85|\u202e|"
+                 r"\u202a|\u202b|\u202c|\u202d|\u2066|\u2067|\u2068|\u2069|\u200e|\u200f|\u061c|\x08|\x7f|\x00>")
+HOSTILE_TEXT = HOSTILE + "\nline 2\n\tindented\r\nline 4"  # (fake_server's hostile_text)
+HOSTILE_TEXT_SHOWN = HOSTILE_SHOWN + "\nline 2\n\tindented\r\nline 4"  # tab, newline, CRLF as they are
+# what must never reach a terminal raw (a CR only as part of CRLF)
+RAW_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]|\r(?!\n)")
+HOSTILE_COMMANDS = ("info\ntools\ntool hostile\nresources\nread hostile://r\nprompts\nprompt hostile\ncall hostile\n"
+                    "call hostile_error\nraw tools/list\n")
+
+
+def raw_controls(text):
+    return sorted(set(RAW_CONTROL.findall(text)))
+
+
+def hostile_shell(stdout=subprocess.PIPE):
+    """`shell` on fake_server with cfg hostile, running HOSTILE_COMMANDS; ``stdout``: a pty's end.
+    (stdin is a pipe: no prompts; TERM=dumb: readline writes no set-up sequence of its own)"""
+    return subprocess.Popen(cli_argv() + ["shell", "--", PY, FAKE, json.dumps({"hostile": HOSTILE})],
+                            stdin=subprocess.PIPE, stdout=stdout, stderr=subprocess.PIPE, cwd=ROOT,
+                            env=dict(os.environ, PYTHONIOENCODING="utf-8", TERM="dumb"))
+
+
+def check_hostile_stderr(err):
+    """Errors, logs, progress and the elicitation note: made visible whatever stdout is."""
+    assert not raw_controls(err), raw_controls(err)
+    for line in ("mcp_min: [%s] %s" % (HOSTILE_SHOWN, HOSTILE_SHOWN), "progress: 1 " + HOSTILE_SHOWN,
+                 "error: tools/call failed: %s (code -32000)" % HOSTILE_SHOWN,
+                 "mcp_min: the server asks for input (%s" % HOSTILE_SHOWN.split(r"\r")[0]):
+        assert line in err.splitlines() or line in err, "%r not in:\n%s" % (line, err)
+
+
+def check_hostile_listings(out):
+    for line in ("server: fake%s 9" % HOSTILE_SHOWN, "instructions: " + HOSTILE_SHOWN, "t%s()" % HOSTILE_SHOWN,
+                 "hostile://%s  - <" % HOSTILE_SHOWN, "p%s(a%s?)  - <" % (HOSTILE_SHOWN, HOSTILE_SHOWN),
+                 "  k%s: string (optional, default " % HOSTILE_SHOWN):
+        assert line in out, "%r not in:\n%s" % (line, out)
+
+
+@pytest.mark.skipif(os.name == "nt", reason="no pseudo-terminals on Windows")
+def test_server_text_on_a_terminal_is_shown_not_obeyed():
+    import pty
+    import tty
+    master, slave = pty.openpty()
+    tty.setraw(slave)  # no output processing: what arrives is byte for byte what the CLI wrote
+    try:
+        proc = hostile_shell(stdout=slave)
+    finally:
+        os.close(slave)
+    chunks = []
+
+    def read():
+        while True:
+            try:
+                data = os.read(master, 65536)
+            except OSError:  # EIO: every writer closed its end
+                return
+            if not data:
+                return
+            chunks.append(data)
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        _, err = proc.communicate(HOSTILE_COMMANDS.encode(), timeout=120)
+        reader.join(60)
+    finally:
+        os.close(master)
+    assert proc.returncode == 0, err.decode()
+    out, err = b"".join(chunks).decode("utf-8"), err.decode("utf-8")
+    assert not raw_controls(out), raw_controls(out)
+    check_hostile_listings(out)
+    assert out.count(HOSTILE_TEXT_SHOWN) == 3, out  # call, read, prompt: made visible on a terminal
+    assert "user: " + HOSTILE_TEXT_SHOWN in out
+    assert r'"description": "<\u001b[2J' in out and r"|\u009b31m|\u0085|\u202e|" in out  # raw: JSON
+    check_hostile_stderr(err)
+
+
+def test_server_text_piped_is_exact_where_asked_for_and_json_escapes_every_control():
+    proc = hostile_shell()
+    out, err = proc.communicate(HOSTILE_COMMANDS.encode(), timeout=120)
+    assert proc.returncode == 0, err.decode()
+    out, err = out.decode("utf-8"), err.decode("utf-8")
+    assert out.count(HOSTILE_TEXT) == 3, out  # call, read, prompt: exact when piped
+    assert "user: " + HOSTILE_TEXT in out
+    listings = out.replace(HOSTILE_TEXT, "")
+    assert not raw_controls(listings), raw_controls(listings)  # listings: made visible, piped too
+    check_hostile_listings(listings)
+    raw = out[out.index("\n{\n") + 1:]  # (raw tools/list, the last command: JSON as --json prints it)
+    assert not raw_controls(raw), raw_controls(raw)
+    assert r"|\u009b31m|\u0085|\u202e|\u202a|" in raw and "\\r" in raw
+    tools = {t["name"]: t for t in json.loads(raw)["tools"]}
+    assert tools["hostile"]["description"] == HOSTILE and "t" + HOSTILE in tools
+    check_hostile_stderr(err)
+
+
+def test_a_server_error_that_ends_the_cli_is_made_visible():
+    out = cli("call", "hostile_error", "--", PY, FAKE, json.dumps({"hostile": HOSTILE}),
+              env=dict(os.environ, PYTHONIOENCODING="utf-8"))
+    one_line_error(out, 1, "mcp_min: tools/call failed: %s (code -32000)" % HOSTILE_SHOWN)
+    assert not raw_controls(out.stderr), raw_controls(out.stderr)
+
+
+def test_the_shell_neither_greets_nor_completes_with_terminal_controls():
+    # (in process: the banner and readline's matches are written on the terminal as they are)
+    class FakeClient(object):
+        server_info = {"name": "fake" + HOSTILE}
+
+        def list_tools(self):
+            return [{"name": "add", "inputSchema": {"type": "object", "properties": {"a": {}, "a\x1b[2J": {}}}},
+                    {"name": "a\x1b]52;c;aGk=\x07"}, {"name": "a\u202eb"}]
+    shell = mcp_min._shell_class()(FakeClient(), None)
+    assert shell.intro == "connected to fake%s; type help, or quit (Ctrl-D)" % HOSTILE_SHOWN
+    assert shell.complete_tools("a", "tools a", 6, 7) == ["add"]
+    assert shell.complete_call("", "call add ", 9, 9) == ["a="]
+
+
+@pytest.mark.parametrize("text, lines, shown", [
+    ("a\x1b[31mb\x07", False, r"a\x1b[31mb\x07"),
+    ("tab\there\nnext\r\nlast\rover", False, r"tab\there\nnext\r\nlast\rover"),
+    ("tab\there\nnext\r\nlast\rover", True, "tab\there\nnext\r\nlast\\rover"),
+    ("end\r", True, r"end\r"),
+    ("\x9b2J \x85 \x7f \u202e \u2066 \u200f \u061c", True, r"\x9b2J \x85 \x7f \u202e \u2066 \u200f \u061c"),
+    ("caf\u00e9 \u4e2d \U0001f600 C:\\dir", False, "caf\u00e9 \u4e2d \U0001f600 C:\\dir"),  # the rest as it is
+])
+def test_visible_writes_terminal_controls_as_python_escapes(text, lines, shown):
+    assert mcp_min._visible(text, lines) == shown
+
+
+def test_json_for_the_terminal_escapes_c1_and_bidi_and_stays_the_same_json():
+    value = {"k\u202e": ["\x1b[2J", "\x9b", "\x85", "\u2066x\u2069", "\x7f", "\t\n", "caf\u00e9"]}
+    text = mcp_min._dumps_for_humans_indented(value)
+    assert json.loads(text) == value
+    assert not raw_controls(text.replace("\n", "")), raw_controls(text)
+    assert r'"k\u202e"' in text and r'"\u009b"' in text and "caf\u00e9" in text
+
+
 # ---------------------------------------------------------------------------
 # On a real terminal (tmux): form elicitation and the shell
 # ---------------------------------------------------------------------------

@@ -1152,6 +1152,32 @@ def test_missing_ssl_module_gives_one_clear_error():
     assert "Traceback" not in stderr, stderr[-2000:]
 
 
+# A module blocked or missing in a stripped Python (issue 26, item 11): one clear McpError naming
+# it (an ImportError too), nothing logged, on every path that imports it.
+MISSING_MODULE_CASES = [
+    # blocked, path, the module the error names
+    ("urllib.request", "http", "urllib.request"), ("http.client", "http", "http.client"),
+    ("socket", "http", "socket"), ("email", "http", "email"), ("hashlib", "http", "hashlib"),
+    ("select", "http", "select"), ("tempfile", "http", "tempfile"), ("socket", "sse", "socket"),
+    ("email", "sse", "email"), ("ssl", "https", "ssl"), ("socket", "oauth", "socket"),
+    ("select", "oauth", "select"), ("hashlib", "oauth", "hashlib"), ("subprocess", "stdio", "subprocess"),
+    ("select", "over", "select"),
+]
+
+
+def test_a_missing_module_gives_one_clear_error_and_no_traceback_on_every_path():
+    results, stderr = run_scenario("no_module", {"cases": [[m, p] for m, p, _ in MISSING_MODULE_CASES]})
+    assert len(results) == len(MISSING_MODULE_CASES)
+    for (blocked, path, named), out in zip(MISSING_MODULE_CASES, results):
+        case = "%s missing, %s: raised %s: %s" % (blocked, path, out.get("type"), out.get("message"))
+        assert out["result"] == "raised" and out["mcp_error"] and out["import_error"], case
+        assert out["name"] == named and "this Python has no %r module" % named in out["message"], case
+        assert ", which " in out["message"] and " needs" in out["message"], case  # what needs it
+        assert not out["log_errors"] and not out["log_tracebacks"], "%s; logged: %s (%d tracebacks)" % (
+            case, out["log_errors"], out["log_tracebacks"])
+    assert "Traceback" not in stderr, stderr[-2000:]
+
+
 # An oversized POST cut short by the server is reported as such.
 
 @pytest.mark.parametrize("path", ["request", "notification", "legacy-sse-request"])

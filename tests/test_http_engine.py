@@ -9,6 +9,7 @@ number of the connection it came on), scenarios that need a process of their own
 Run:  python -m pytest -q tests/test_http_engine.py
 """
 import json
+import logging
 import os
 import re
 import subprocess
@@ -172,9 +173,9 @@ def send_stream(h, writes, hold=True):
         h.wait_for_hangup()
 
 
-def handshake_server(on_call=None, get=None):
+def handshake_server(on_call=None, get=None, tls=None):
     """A handshake-era Streamable HTTP server: ``on_call(h, msg)`` answers tools/call; ``get(h)``
-    the GET requests (default 405: no GET stream)."""
+    the GET requests (default 405: no GET stream); ``tls``: an ssl.SSLContext for https."""
     def post(h, msg):
         method = msg.get("method")
         if method == "initialize":
@@ -186,7 +187,7 @@ def handshake_server(on_call=None, get=None):
         if method == "tools/call":
             return on_call(h, msg)
         h.reply(400, b'{"error":"unknown method"}')
-    return HttpTestServer(post=post, get=get)
+    return HttpTestServer(post=post, get=get, tls=tls)
 
 
 @pytest.mark.parametrize("style", STYLES)
@@ -304,3 +305,137 @@ def test_framed_listen_stream(style):
             assert sub.acknowledged is not None
             sub.close()
     assert got == ["notifications/tools/list_changed"]
+
+
+# -- credentials on redirects -------------------------------------------------------------------
+# Everything the auth plug-in gives a request is a credential for that URL, and so is every header
+# of headers=, whatever it is called: a GET redirect (the only ones followed) that leaves the origin
+# (scheme, host, port) drops them, with the names that look secret; one that stays keeps them all.
+# The paths that follow redirects: the Streamable HTTP GET stream, the legacy HTTP+SSE stream (and
+# OAuth's metadata GETs, which carry no plug-in or caller headers).
+
+PLUGIN = {"X-Signature": "sig-f00d1", "X-Goog-Iap-Jwt-Assertion": "jwt-f00d2", "X-Custom": "custom-f00d3"}
+OWN = {"X-Tenant": "tenant-f00d4", "Authorization": "Bearer own-f00d5"}  # headers=
+SECRETS = list(PLUGIN.values()) + list(OWN.values())
+
+
+class Signer(object):
+    """An auth plug-in whose headers have names nothing marks as secret."""
+
+    def headers(self, method, url):
+        return dict(PLUGIN)
+
+
+def recorder(seen):
+    """A GET handler that keeps the request's headers (lower-cased names) and offers no stream."""
+    def get(h):
+        seen.append({k.lower(): v for k, v in h.headers.items()})
+        h.reply(405)
+    return get
+
+
+def redirecting(status, location, tls=None):
+    """A handshake-era server whose GET of /mcp (its GET stream; the stream itself for the legacy
+    transport, which then fails to connect) is answered ``status`` to ``location(server)``; its GETs
+    of other paths are recorded in ``server.seen``."""
+    seen = []
+
+    def get(h):
+        if h.path.startswith("/mcp"):
+            return h.reply(status, headers=[("Location", location(server))])
+        recorder(seen)(h)
+    server = handshake_server(get=get, tls=tls)
+    server.seen = seen
+    return server
+
+
+def connect(url, legacy, **options):
+    """A client of ``url`` with the plug-in and OWN as headers=; legacy: its connect fails (the
+    redirected stream ends at a 405), after the redirect was followed, and None is returned."""
+    options = dict(options, auth=Signer(), headers=OWN, timeout=10)
+    if legacy:
+        with pytest.raises(mcp_min.McpError):
+            Client(url, transport="sse", protocol_version="2024-11-05", **options)
+        return None
+    return Client(url, protocol_version=HANDSHAKE_ERA, **options)
+
+
+def assert_dropped(headers):
+    assert "accept" in headers, "not the redirected GET: %r" % headers  # (what is no credential goes on)
+    leaked = sorted(set(h.lower() for h in list(PLUGIN) + list(OWN) + ["Mcp-Session-Id"]) & set(headers))
+    assert leaked == [], "credentials followed a redirect to another origin: %s" % leaked
+
+
+# destination -> Location, given the redirecting server
+ELSEWHERE = {
+    "other port": lambda server, other: other.base + "/elsewhere",
+    "other host name": lambda server, other: "http://localhost:%d/elsewhere" % server.port,
+}
+
+
+@pytest.mark.parametrize("legacy", [False, True], ids=["get-stream", "legacy-sse"])
+@pytest.mark.parametrize("destination", sorted(ELSEWHERE))
+@pytest.mark.parametrize("status", [302, 307, 308])
+def test_a_redirect_to_another_origin_drops_every_credential_whatever_its_name(status, destination, legacy):
+    seen_elsewhere = []
+    with HttpTestServer(get=recorder(seen_elsewhere)) as other:
+        with redirecting(status, lambda server: ELSEWHERE[destination](server, other)) as server:
+            c = connect(server.url, legacy)
+            try:
+                seen = seen_elsewhere if destination == "other port" else server.seen
+                assert wait_for(lambda: seen), "the redirect was not followed"
+            finally:
+                if c is not None:
+                    c.close()
+    (headers,) = seen
+    assert_dropped(headers)
+
+
+@pytest.mark.parametrize("legacy", [False, True], ids=["get-stream", "legacy-sse"])
+@pytest.mark.parametrize("location", ["/elsewhere", "absolute"])
+@pytest.mark.parametrize("status", [302, 307, 308])
+def test_a_redirect_within_the_origin_keeps_them(status, location, legacy):
+    where = (lambda server: server.base + "/elsewhere") if location == "absolute" else (lambda server: location)
+    with redirecting(status, where) as server:
+        c = connect(server.url, legacy)
+        try:
+            assert wait_for(lambda: server.seen), "the redirect was not followed"
+        finally:
+            if c is not None:
+                c.close()
+    (headers,) = server.seen
+    for name, value in list(PLUGIN.items()) + list(OWN.items()):
+        assert headers.get(name.lower()) == value, "%s was dropped on a same-origin redirect" % name
+
+
+def test_a_redirect_from_https_to_http_drops_them(tmp_path):
+    import shutil
+    import ssl
+    if shutil.which("openssl") is None:
+        pytest.skip("the openssl command is not installed: no certificate to serve https with")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "key.pem", "-out",
+                    "cert.pem", "-days", "2", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+                   cwd=str(tmp_path), check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(str(tmp_path / "cert.pem"), str(tmp_path / "key.pem"))
+    seen = []
+    with HttpTestServer(get=recorder(seen)) as plain:
+        with redirecting(307, lambda server: plain.base + "/elsewhere", tls=context) as server:
+            assert server.url.startswith("https://")
+            with connect(server.url, False, verify=str(tmp_path / "cert.pem")):
+                assert wait_for(lambda: seen), "the redirect was not followed"
+    (headers,) = seen
+    assert_dropped(headers)
+
+
+def test_the_wire_trace_never_shows_plug_in_or_caller_header_values(caplog):
+    """The trace (logger "mcp_min" at DEBUG, the CLI's --trace) names every header it sends but
+    shows the plug-in's and the caller's as <redacted>, on every request and every hop."""
+    caplog.set_level(logging.DEBUG, logger="mcp_min")
+    with redirecting(307, lambda server: "/elsewhere") as server:
+        with connect(server.url, False):
+            assert wait_for(lambda: server.seen), "the redirect was not followed"
+    trace = "\n".join(r.getMessage() for r in caplog.records)
+    assert "X-Signature" in trace and "X-Tenant" in trace, "no header trace to check"
+    shown = [value for value in SECRETS if value in trace]
+    assert shown == [], "the trace shows credentials: %s" % shown

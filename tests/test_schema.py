@@ -12,6 +12,8 @@ import logging
 import os
 import pickle
 import sys
+import threading
+import time
 
 import pytest
 
@@ -20,6 +22,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 
 import fake_server  # noqa: E402
 import mcp_min  # noqa: E402
+from testsupport import run_cli  # noqa: E402
 from mcp_min import Client, McpError, OutputValidationError, ToolError  # noqa: E402
 
 SUITE = os.path.join(HERE, "schema-test-suite")
@@ -414,3 +417,274 @@ def test_jsonschema_validate_plugs_in(era):
         with pytest.raises(OutputValidationError) as info:
             c.call("echo", n="three")
     assert (info.value.pointer, info.value.problem) == ("/n", "'three' is not of type 'integer'")
+
+
+# ---------------------------------------------------------------------------
+# Hostile schemas stay bounded and blame no one wrongly: every walk over a schema is bounded in
+# depth, all the work of one check in time (SCHEMA_MAX_SECONDS), and a number past a float's range
+# (1e400 is JSON) makes a schema mcp_min cannot check: logged, never an error of the answer.
+# ---------------------------------------------------------------------------
+
+def nested(keyword, levels, leaf=None):
+    """A schema nested ``levels`` times through ``keyword``."""
+    schema = {"type": "string"} if leaf is None else leaf
+    for _ in range(levels):
+        if keyword in ("allOf", "anyOf"):
+            schema = {keyword: [schema]}
+        elif keyword in ("properties", "$defs"):
+            schema = {keyword: {"a": schema}}
+        else:  # items, not
+            schema = {keyword: schema}
+    return schema
+
+
+NESTINGS = ["properties", "items", "allOf", "anyOf", "not", "$defs"]
+# JSON levels of a deep schema sent to a client: past Python's recursion limit for a walk of two frames
+# a level, within what json decodes on every interpreter here (about 990 levels).
+JSON_LEVELS = 600
+
+
+@pytest.mark.parametrize("keyword", NESTINGS)
+def test_a_deep_output_schema_is_logged_and_list_tools_goes_on(keyword, caplog):
+    levels = JSON_LEVELS // (2 if keyword in ("properties", "allOf", "anyOf", "$defs") else 1)
+    deep = {"type": "object", "properties": {"n": nested(keyword, levels)}}
+    with client_for("handshake", {"output_schemas": {"echo": deep, "text": SHAPE}}) as c:
+        with caplog.at_level(logging.WARNING, logger="mcp_min"):
+            c.list_tools()
+            c.list_tools(refresh=True)  # the new schema is compared with the kept one: the same, no new log
+        assert c.call("echo", n=1) == {"n": 1}
+        with pytest.raises(OutputValidationError):
+            c.call("text", text="the other tool is still checked")
+    logged = [r.getMessage() for r in caplog.records if "not checking the output of tool 'echo'" in r.getMessage()]
+    assert len(logged) == 1 and "levels" in logged[0]
+
+
+@pytest.mark.parametrize("keyword", NESTINGS)
+def test_schemas_deeper_than_any_recursion_limit_are_refused_and_compared(keyword):
+    with pytest.raises(mcp_min._SchemaError, match="levels"):
+        mcp_min._compile_schema(nested(keyword, 5000))
+    assert mcp_min._same_json(nested(keyword, 5000), nested(keyword, 5000))
+    assert not mcp_min._same_json(nested(keyword, 5000), nested(keyword, 5000, {"type": "integer"}))
+
+
+def test_ref_chains_and_deep_constants_are_refused_by_their_depth():
+    chain = {"d%d" % i: {"$ref": "#/$defs/d%d" % (i + 1)} for i in range(5000)}
+    chain["d5000"] = {"type": "string"}
+    with pytest.raises(mcp_min._SchemaError, match="levels"):
+        mcp_min._compile_schema({"$defs": chain, "$ref": "#/$defs/d0"})
+    short = {"$defs": dict((k, chain[k]) for k in ("d4990", "d4991", "d4992", "d4993", "d4994", "d4995", "d4996",
+                                                      "d4997", "d4998", "d4999", "d5000")), "$ref": "#/$defs/d4990"}
+    assert check(short, "x") is None and check(short, 1) == ("", "1 is not of type string")
+    deep = "x"
+    for _ in range(5000):
+        deep = [deep]
+    for schema in ({"const": deep}, {"enum": [1, deep]}):
+        with pytest.raises(mcp_min._SchemaError, match="nests deeper than"):
+            mcp_min._compile_schema(schema)
+
+
+def test_values_nested_past_the_recursion_limit_are_shown_never_raised():
+    deep = "x"
+    for _ in range(20000):
+        deep = [deep]
+    assert mcp_min._dumps_for_humans(deep) == "[" * 20000 + '"x"' + "]" * 20000  # (json.dumps and repr() raise)
+    assert mcp_min._short(deep) == "[" * 80 + "..."
+    assert mcp_min._dumps_for_humans_indented(deep) == "[" * 20000 + '"x"' + "]" * 20000  # (the CLI's)
+
+
+def test_a_signature_shows_a_deep_input_schema_to_a_bounded_depth():
+    x = {"type": "string"}
+    for _ in range(5000):
+        x = {"type": "array", "items": x}
+    tool = {"name": "deep", "inputSchema": {"type": "object", "properties": {"x": x, "y": nested("anyOf", 5000)}}}
+    shown = mcp_min._signature(tool)
+    assert shown.startswith("deep(x?: array[array[array[") and "..." in shown and len(shown) < 300
+
+
+# (keyword, a number past a float's range): json reads 1e400 as inf, -1e400 as -inf
+PAST_FLOATS = [("minLength", "1e400"), ("maxLength", "1e400"), ("minItems", "1e400"), ("maxItems", "1e400"),
+               ("minProperties", "1e400"), ("maxProperties", "1e400"), ("maxContains", "1e400"),
+               ("multipleOf", "1e400"), ("minimum", "1e400"), ("minimum", "-1e400"), ("maximum", "-1e400"),
+               ("exclusiveMinimum", "1e400"), ("exclusiveMaximum", "-1e400"), ("const", "[1e400]"),
+               ("enum", "[1, -1e400]"), ("minLength", "NaN"), ("multipleOf", "NaN")]  # (NaN: no JSON, read all the same)
+
+
+@pytest.mark.parametrize("keyword, number", PAST_FLOATS)
+def test_a_number_past_a_floats_range_makes_a_schema_mcp_min_cannot_check(keyword, number):
+    schema = json.loads('{"contains": {}, "%s": %s}' % (keyword, number))
+    with pytest.raises(mcp_min._SchemaError, match=keyword):
+        mcp_min._compile_schema(schema)
+
+
+def test_a_value_past_a_floats_range_is_never_blamed(caplog):
+    big = json.loads("1e400")
+    assert check({"type": "integer"}, big) is None  # 10 ** 400 is an integer
+    assert check({"maximum": 10}, big) is not None  # and more than 10
+    with caplog.at_level(logging.WARNING, logger="mcp_min"):
+        assert check({"multipleOf": 3}, big) is None  # which multiples it has is lost in inf
+        assert check({"uniqueItems": True}, json.loads("[1e400, 1e401]")) is None  # both read as inf
+    assert sum("it passes unchecked" in r.getMessage() for r in caplog.records) == 2
+    assert check({"uniqueItems": True}, [1, 1.0])[1] == "item 1 repeats item 0 (uniqueItems)"
+
+
+def test_a_brace_of_other_digits_is_a_literal_not_a_crash():
+    # "\u00b2".isdigit() is true, and int("\u00b2") raises: such a brace is no quantifier (ECMA-262: a literal).
+    assert check({"pattern": "^a{\u00b2}$"}, "a{\u00b2}") is None
+    assert check({"pattern": "^a{1,\u00b2}$"}, "a") == ("", "\"a\" does not match the pattern '^a{1,\u00b2}$'")
+
+
+def test_relative_refs_resolve_against_a_urn_base():
+    # RFC 3986 resolves a reference against any base; urllib's urljoin() leaves it as it is under urn:.
+    for schema in (
+            {"$id": "urn:example:a/b", "$defs": {"s": {"$id": "c", "type": "string"}},
+             "properties": {"a": {"$ref": "urn:example:a/c"}}},
+            {"$id": "urn:example:a/b", "$defs": {"s": {"$id": "urn:example:a/c", "type": "string"}},
+             "properties": {"a": {"$ref": "c"}}},
+            {"$id": "urn:uuid:deadbeef-1234-ffff-ffff-4321feebdaed", "$defs": {"s": {"$id": "s.json", "type": "string"}},
+             "properties": {"a": {"$ref": "urn:s.json"}}},
+            {"$id": "urn:example:a/b", "$defs": {"s": {"$id": "c", "$defs": {"t": {"type": "string"}}}},
+             "properties": {"a": {"$ref": "urn:example:a/c#/$defs/t"}}},
+            {"$id": "https://example.com/root/s.json", "$defs": {"x": {"$id": "../other/./t.json", "type": "string"}},
+             "properties": {"a": {"$ref": "https://example.com/other/t.json"}}},  # (and hierarchical ones as ever)
+            {"$id": "https://example.com/root/s.json", "$defs": {"x": {"$id": "https://example.com/t", "type": "string"}},
+             "properties": {"a": {"$ref": "../t#"}}}):
+        assert check(schema, {"a": "x"}) is None
+        assert check(schema, {"a": 1}) == ("/a", "1 is not of type string"), schema
+
+
+SLOW = "^[a-z]*[a-z]*c|^a"  # accepted (degree 2: strings up to 4472 characters), and each of these
+LONG = "a" * 4472           # matches only after trying every way to split it in two: ~0.2 s a search
+SLOW_CASES = {  # (schema, value): each search (or branch) bounded, their sum many seconds
+    "many items": ({"type": "array", "items": {"pattern": SLOW}}, [LONG] * 300),
+    "one string, many patterns": ({"allOf": [{"pattern": SLOW}] * 300}, LONG),
+    "many keys": ({"patternProperties": {SLOW: {}}}, {LONG[:-4] + "%04d" % i: i for i in range(300)}),
+    "many branches": ({"items": {"anyOf": [{"const": i} for i in range(5000)] + [{}]}}, [-1] * 1800),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(SLOW_CASES))
+def test_all_the_work_of_one_check_counts_against_one_budget(shape, monkeypatch, caplog):
+    monkeypatch.setattr(mcp_min, "SCHEMA_MAX_SECONDS", 0.05, raising=False)  # (PyPy does "many branches" in 0.15 s)
+    schema, value = SLOW_CASES[shape]
+    with caplog.at_level(logging.WARNING, logger="mcp_min"):
+        assert mcp_min._compile_schema(schema)(value) is None  # passed, unchecked
+    assert any(r.getMessage() == "not checking a value: checking it takes more than 0.05 s "
+               "(SCHEMA_MAX_SECONDS); it passes unchecked" for r in caplog.records)
+
+
+@pytest.mark.parametrize("shape", ["many items", "one string, many patterns"])
+def test_a_call_ends_by_its_deadline_however_slow_its_check(shape, caplog):
+    schema, value = SLOW_CASES[shape]
+    with client_for("handshake", {"output_schemas": {"echo": {"type": "object", "properties": {"v": schema}}}},
+                    timeout=3) as c:
+        c.list_tools()
+        started = time.monotonic()
+        with caplog.at_level(logging.WARNING, logger="mcp_min"):
+            assert c.call("echo", v=value) == {"v": value}
+        assert time.monotonic() - started < 3 + 2  # (one check: SCHEMA_MAX_SECONDS and one search more)
+    assert any("not checking the output of tool 'echo': checking it takes more than" in r.getMessage()
+               for r in caplog.records)
+
+
+def raw_client(tools="[]", structured="{}", ask=None, **options):
+    """A Client.over() of a handshake-era server on a thread that writes JSON text as given, so the
+    client meets numbers no encoder here writes (1e400).  ``tools``: the text of tools/list's tools;
+    ``structured``: of every tools/call's structuredContent, unless ``ask``: the text of the params of
+    an elicitation/create that tools/call sends first, whose answer becomes the structuredContent."""
+    to_server, from_client = os.pipe()
+    to_client, from_server = os.pipe()
+
+    def serve():
+        with os.fdopen(to_server, "rb") as reader, os.fdopen(from_server, "wb") as writer:
+            def send(text):
+                writer.write(text.encode("utf-8") + b"\n")
+                writer.flush()
+            call = None
+            for line in reader:
+                msg = json.loads(line)
+                method, mid = msg.get("method"), json.dumps(msg.get("id"))
+                if method is None and msg.get("id") == "ask":  # the client's answer to elicitation/create
+                    send('{"jsonrpc":"2.0","id":%s,"result":{"content":[],"structuredContent":%s}}'
+                         % (call, json.dumps(msg.get("result", msg.get("error")))))
+                elif method == "initialize":
+                    send('{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":%s,"capabilities":{"tools":{}},'
+                         '"serverInfo":{"name":"raw","version":"1"}}}'
+                         % (mid, json.dumps(msg["params"]["protocolVersion"])))
+                elif method == "tools/list":
+                    send('{"jsonrpc":"2.0","id":%s,"result":{"tools":%s}}' % (mid, tools))
+                elif method == "tools/call" and ask is not None:
+                    call = mid
+                    send('{"jsonrpc":"2.0","id":"ask","method":"elicitation/create","params":%s}' % ask)
+                elif method == "tools/call":
+                    send('{"jsonrpc":"2.0","id":%s,"result":{"content":[],"structuredContent":%s}}' % (mid, structured))
+                elif msg.get("id") is not None:
+                    send('{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"no"}}' % mid)
+
+    threading.Thread(target=serve, daemon=True, name="raw-server").start()
+    return Client.over(to_client, from_client, **options)
+
+
+# (keyword, number) an output schema has: each made the committed version raise, or blame the answer 7
+PAST_FLOATS_IN_OUTPUT = [("minLength", "1e400"), ("maxItems", "1e400"), ("minProperties", "1e400"),
+                         ("multipleOf", "1e400"), ("minimum", "1e400"), ("maximum", "-1e400"),
+                         ("exclusiveMaximum", "-1e400")]
+
+
+@pytest.mark.parametrize("keyword, number", PAST_FLOATS_IN_OUTPUT)
+def test_an_output_schema_with_1e400_is_logged_and_never_blames_the_answer(keyword, number, caplog):
+    tools = ('[{"name":"t","inputSchema":{"type":"object"},"outputSchema":{"type":"object",'
+             '"properties":{"v":{"%s":%s}}}}]' % (keyword, number))
+    with raw_client(tools, '{"v":7}') as c:
+        with caplog.at_level(logging.WARNING, logger="mcp_min"):
+            c.list_tools()
+        assert c.call("t") == {"v": 7}
+    assert any("not checking the output of tool 't'" in r.getMessage() and keyword in r.getMessage()
+               for r in caplog.records)
+
+
+@pytest.mark.parametrize("keyword, number, content", [
+    ("minLength", "1e400", {"name": "Ada"}), ("maxLength", "1e400", {"name": "Ada"}),
+    ("multipleOf", "1e400", {"name": 7}), ("minimum", "1e400", {"name": 7})])
+def test_an_elicitation_whose_schema_has_1e400_sends_the_accepted_answer(keyword, number, content, caplog):
+    ask = ('{"mode":"form","message":"name?","requestedSchema":{"type":"object","properties":{"name":{"%s":%s}}}}'
+           % (keyword, number))
+    with raw_client(ask=ask, elicitation=lambda params: {"action": "accept", "content": content}) as c:
+        with caplog.at_level(logging.WARNING, logger="mcp_min"):
+            assert c.call("t") == {"action": "accept", "content": content}
+    assert any("not checking an elicitation answer" in r.getMessage() and keyword in r.getMessage()
+               for r in caplog.records)
+
+
+DEEP_INPUT_SERVER = r'''
+import json, sys
+schema = open(sys.argv[1]).read()  # (as text: PyPy's json cannot write it)
+for line in sys.stdin:
+    msg = json.loads(line)
+    method, mid = msg.get("method"), msg.get("id")
+    if mid is None:
+        continue
+    if method == "initialize":
+        result = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                  "serverInfo": {"name": "deep", "version": "1"}}
+    elif method == "tools/list":
+        print('{"jsonrpc": "2.0", "id": %s, "result": {"tools": [{"name": "deep", "inputSchema": %s}]}}'
+              % (json.dumps(mid), schema), flush=True)
+        continue
+    else:
+        print(json.dumps({"jsonrpc": "2.0", "id": mid, "error": {"code": -32601, "message": "no"}}), flush=True)
+        continue
+    print(json.dumps({"jsonrpc": "2.0", "id": mid, "result": result}), flush=True)
+'''
+
+
+def test_the_cli_shows_a_deep_input_schema(tmp_path):
+    levels = 700  # (within what every client here reads; past the recursion limit for a walk of two frames a level)
+    schema = tmp_path / "schema.json"
+    schema.write_text('{"type":"object","properties":{"x":' + '{"type":"array","items":' * levels
+                      + '{"type":"string"}' + "}" * levels + "}}")
+    server = tmp_path / "deep_server.py"
+    server.write_text(DEEP_INPUT_SERVER)
+    out = run_cli("tools", "--", sys.executable, str(server), str(schema), timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.decode().strip() == "deep(x?: %s...%s)" % ("array[" * mcp_min.SIGNATURE_MAX_DEPTH,
+                                                                    "]" * mcp_min.SIGNATURE_MAX_DEPTH)

@@ -23,6 +23,9 @@ directory in the environment variable MCP_MIN_DIR (default: the repository root)
   pool         each exception class is raised in a multiprocessing.Pool worker and in a
                ProcessPoolExecutor worker; reports whether it arrived intact (bounded waits).
   no_ssl       the ssl module is unavailable; Client("https://...") must fail once, clearly.
+  no_module    for each case [module, path]: that module blocked (None in sys.modules), the path
+               (http, sse, https, oauth: the browser login, stdio, over: Client.over) is taken;
+               reports what it raised (and the missing module's name) and what mcp_min logged.
 """
 
 import json
@@ -318,6 +321,56 @@ def no_ssl(cfg):
     out["log_errors"] = [r.getMessage() for r in records if r.levelno >= logging.ERROR]
     out["log_tracebacks"] = sum(1 for r in records if r.exc_info)
     emit(out)
+    os._exit(0)
+
+
+# -- no module ------------------------------------------------------------------------------
+
+def no_module(cfg):
+    import logging
+    import mcp_min
+    records = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            records.append(record)
+
+    log = logging.getLogger("mcp_min")
+    log.addHandler(Keep())
+    log.setLevel(logging.DEBUG)
+    paths = {
+        "http": lambda: mcp_min.Client("http://127.0.0.1:9/mcp", timeout=2),
+        "sse": lambda: mcp_min.Client("http://127.0.0.1:9/mcp", transport="sse", timeout=2),
+        "https": lambda: mcp_min.Client("https://127.0.0.1:9/mcp", timeout=2),
+        "oauth": lambda: mcp_min.OAuth(timeout=2)._authorization_code(  # (no authorize=: the loopback listener)
+            {"_fallback": True, "authorization_endpoint": "https://as.invalid/authorize"}, "https://as.invalid",
+            "https://mcp.invalid/mcp", None),
+        "stdio": lambda: mcp_min.Client([sys.executable, "-c", "pass"], timeout=2),
+        "over": lambda: mcp_min.Client.over(*os.pipe(), timeout=2),
+    }
+    results = []
+    for module, path in cfg["cases"]:
+        before = dict(sys.modules)
+        del records[:]
+        sys.modules[module] = None
+        error = []
+
+        def run():
+            try:
+                return paths[path]()
+            except BaseException as e:  # noqa: B902 - reported
+                error.append(e)
+                raise
+        out = outcome(run)
+        for name in [name for name in sys.modules if name not in before]:  # as if in a new process
+            del sys.modules[name]
+        sys.modules.update(before)
+        out.update(module=module, path=path, name=getattr(error[0], "name", None) if error else None,
+                   import_error=bool(error) and isinstance(error[0], ImportError),
+                   log_errors=[r.getMessage() for r in records if r.levelno >= logging.ERROR],
+                   log_tracebacks=sum(1 for r in records if r.exc_info))
+        results.append(out)
+    emit(results)
     os._exit(0)
 
 
