@@ -559,7 +559,10 @@ def check_hostile_listings(out):
 def test_server_text_on_a_terminal_is_shown_not_obeyed():
     import pty
     import tty
-    master, slave = pty.openpty()
+    try:
+        master, slave = pty.openpty()
+    except OSError as e:  # (a chroot without /dev/pts: .ci/sid-chroot's)
+        pytest.skip("no pseudo-terminal here: %s" % e)
     tty.setraw(slave)  # no output processing: what arrives is byte for byte what the CLI wrote
     try:
         proc = hostile_shell(stdout=slave)
