@@ -25,7 +25,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "exa
 import calc as calc_example  # noqa: E402  (examples/calc.py; "calc" is the fixture below)
 import fake_server  # noqa: E402
 import mcp_min  # noqa: E402
-from testsupport import UNDER_WINE, WINE_SLOW_START, cli_argv, wait_for  # noqa: E402
+from testsupport import UNDER_WINE, WINE_SLOW_START, cli_argv, processes, wait_for  # noqa: E402
 from mcp_min import (Client, ConnectionClosed, McpError, RequestError, RequestTimeout, ToolError)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -544,19 +544,7 @@ def test_environment_is_safe_by_default(fake, monkeypatch):
 
 def _children():
     """(pid, state) of this process's children, from /proc."""
-    me = str(os.getpid())
-    out = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open("/proc/%s/stat" % pid) as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[1] == me:
-            out.append((int(pid), fields[0]))
-    return out
+    return [(pid, state) for pid, (state, ppid, _) in processes().items() if ppid == os.getpid()]
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self/fd") or UNDER_WINE,

@@ -44,7 +44,9 @@ import threading
 import time
 
 sys.path.insert(0, os.environ.get("MCP_MIN_DIR") or os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # (testsupport; not always there)
 import mcp_min  # noqa: E402
+from testsupport import processes  # noqa: E402
 
 
 def open_fds():
@@ -61,18 +63,8 @@ def open_fds():
 
 
 def children():
-    if not os.path.isdir("/proc"):
-        return None
-    me, found = os.getpid(), []
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                with open("/proc/%s/stat" % name) as f:
-                    if int(f.read().rsplit(")", 1)[1].split()[1]) == me:
-                        found.append(int(name))
-            except (OSError, ValueError, IndexError):
-                pass
-    return found
+    table = processes()
+    return None if table is None else [pid for pid, (_, ppid, _) in table.items() if ppid == os.getpid()]
 
 
 HELPERS = []  # servers this script started for Client.over: reaped once the threads are read

@@ -38,6 +38,24 @@ def wait_for(predicate, timeout=10.0):
     return predicate()
 
 
+def processes():
+    """pid -> (state, parent pid, process group) of every process, from Linux's /proc (None without
+    it): what the tests look at to see that nothing of a client outlives its close()."""
+    if not os.path.isdir("/proc"):
+        return None
+    out = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % name) as f:
+                fields = f.read().rsplit(")", 1)[1].split()  # (the name in parentheses may hold anything)
+            out[int(name)] = (fields[0], int(fields[1]), int(fields[2]))
+        except (OSError, ValueError, IndexError):
+            continue  # (a process that ended meanwhile)
+    return out
+
+
 # How often a serving thread wakes to see whether stop() was called: stop() waits up to one
 # interval, and socketserver's default (0.5 s) made each test's teardown take 0.3-0.5 s.
 POLL_INTERVAL = 0.05

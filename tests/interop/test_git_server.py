@@ -30,6 +30,7 @@ import pytest
 
 import peers
 import mcp_min
+from testsupport import processes
 
 pytestmark = [pytest.mark.skipif(bool(peers.git_server_missing()), reason=peers.git_server_missing() or ""),
               pytest.mark.xdist_group("test_git_server")]
@@ -107,19 +108,7 @@ def _group(pgid):
 
 
 def _procs(wanted):
-    out = {}
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open("/proc/%s/stat" % pid) as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        ppid, pgrp = int(fields[1]), int(fields[2])
-        if wanted(ppid, pgrp):
-            out[int(pid)] = pgrp
-    return out
+    return {pid: pgrp for pid, (_, ppid, pgrp) in processes().items() if wanted(ppid, pgrp)}
 
 
 def _mcp_min_threads():
