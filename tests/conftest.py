@@ -79,6 +79,21 @@ def pytest_configure(config):
         testsupport.ensure_bytecode()
 
 
+def pytest_collection_finish(session):
+    """In a test process of ``--dist loadgroup``: say so when the xdist_group marks did not take
+    (pytest-xdist marks a grouped test by adding "@group" to its id; see tests/requirements.txt).
+    The tests still pass, but every process builds each shared lab again."""
+    if not getattr(session.config.option, "loadgroup", False):
+        return
+    lost = [item.nodeid for item in session.items
+            if item.get_closest_marker("xdist_group") is not None and "@" not in item.nodeid]
+    if lost:
+        session.config.issue_config_time_warning(pytest.PytestWarning(
+            "pytest-xdist's --dist loadgroup did not group %d tests (%s ...) under pytest %s: "
+            "each test process builds their shared fixtures again; tests/requirements.txt has "
+            "the versions that work" % (len(lost), lost[0], pytest.__version__)), stacklevel=2)
+
+
 def pytest_xdist_auto_num_workers(config):
     """The number of test processes ``-n auto`` starts (see WORKERS_PER_CORE)."""
     chosen = os.environ.get("MCP_MIN_TEST_WORKERS")
