@@ -29,7 +29,7 @@ from testsupport import UNDER_WINE, WINE_SLOW_START, cli_argv, processes, wait_f
 from mcp_min import (Client, ConnectionClosed, McpError, RequestError, RequestTimeout, ToolError)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CALC = [sys.executable, os.path.join(HERE, "examples", "calc.py")]
+CALC = [sys.executable, "-S", os.path.join(HERE, "examples", "calc.py")]  # -S: see testsupport.cli_argv
 PY = sys.executable
 
 FAKE_SERVER = os.path.join(HERE, "tests", "fake_server.py")  # its behaviours are listed in its docstring
@@ -43,7 +43,7 @@ def fake(tmp_path):
     others use client_for below); cfg["log"] is set to a file in tmp_path."""
     def make(**cfg):
         cfg.setdefault("log", str(tmp_path / "received.jsonl"))
-        return [PY, FAKE_SERVER, json.dumps(cfg)]
+        return [PY, "-S", FAKE_SERVER, json.dumps(cfg)]
     return make
 
 
@@ -579,7 +579,7 @@ def cli(*args, timeout=60, script=False):
 
 
 def test_cli_call_prints_the_value():
-    out = cli("call", "add", "a=2", "b=3", "--", *CALC, script=True)  # the README's first command
+    out = cli("call", "add", "a=2", "b=3", "--", PY, CALC[-1], script=True)  # the README's first command, as written
     assert out.returncode == 0, out.stderr
     assert out.stdout == "5\n"
 

@@ -25,15 +25,16 @@ from testsupport import cli_argv, ensure_bytecode  # noqa: E402
 
 PY = sys.executable
 MCP_MIN = os.path.join(ROOT, "mcp_min.py")
-CALC = [PY, os.path.join(ROOT, "examples", "calc.py")]
-TOUR = [PY, os.path.join(ROOT, "examples", "tour.py")]
+# The servers start with -S (testsupport.cli_argv says why); the README's own lines run as written.
+CALC = [PY, "-S", os.path.join(ROOT, "examples", "calc.py")]
+TOUR = [PY, "-S", os.path.join(ROOT, "examples", "tour.py")]
 ERAS = ["auto", "2025-11-25", "2025-06-18"]  # 2026-07-28 (auto), the newest handshake era, one before tasks
 
 
 def cli(*args, env=None, cwd=ROOT, timeout=120, stdin=subprocess.DEVNULL, script=False):
     """The command line run from its bytecode (testsupport.cli_argv); ``script``: run as the README
     writes it, ``python mcp_min.py`` (which compiles the module on every start)."""
-    return subprocess.run(([PY, MCP_MIN] if script else cli_argv()) + list(args), capture_output=True, text=True,
+    return subprocess.run(([PY, MCP_MIN] if script else cli_argv("-S")) + list(args), capture_output=True, text=True,
                           timeout=timeout, cwd=cwd, env=env, stdin=stdin)
 
 
@@ -86,7 +87,7 @@ def echo(tmp_path):
 
     def make(schema):
         log = tmp_path / "received.jsonl"
-        return [PY, str(script), json.dumps(schema), str(log)], log
+        return [PY, "-S", str(script), json.dumps(schema), str(log)], log
     return make
 
 
@@ -251,7 +252,7 @@ def test_two_servers_at_once_are_refused(extra):
 def test_a_config_command_with_spaces_and_cwd(tmp_path):
     config = tmp_path / "servers.json"
     config.write_text(json.dumps({"mcpServers": {
-        "spaced": {"command": "%s %s" % (PY, CALC[1])},
+        "spaced": {"command": "%s %s" % (PY, CALC[-1])},
         "incwd": {"command": PY, "args": ["calc.py"], "cwd": os.path.join(ROOT, "examples")}}}))
     for name in ("spaced", "incwd"):
         out = cli("--config", str(config), "--server", name, "call", "add", "a=1", "b=2", cwd=str(tmp_path))
@@ -346,11 +347,11 @@ def homes(tmp_path):
     """A fake HOME and project directory holding the config files of several hosts."""
     home, project = tmp_path / "home", tmp_path / "project"
     for path, doc in [
-        (home / ".claude.json", {"mcpServers": {"code-calc": {"command": PY, "args": [CALC[1]]}},
+        (home / ".claude.json", {"mcpServers": {"code-calc": {"command": PY, "args": [CALC[-1]]}},
                                  "projects": {str(project): {"mcpServers": {"proj-calc": {
-                                     "command": PY, "args": [CALC[1]]}}}}}),
+                                     "command": PY, "args": [CALC[-1]]}}}}}),
         (home / ".config" / "Claude" / "claude_desktop_config.json",
-         {"mcpServers": {"desk-calc": {"command": PY, "args": [CALC[1]]}}}),
+         {"mcpServers": {"desk-calc": {"command": PY, "args": [CALC[-1]]}}}),
         (home / ".cursor" / "mcp.json", {"mcpServers": {"cursor-http": {"url": "http://127.0.0.1:9/mcp"}}}),
         (home / ".gemini" / "settings.json", {"mcpServers": {"gem-http": {"httpUrl": "http://127.0.0.1:9/mcp"}}}),
         (project / ".mcp.json", {"mcpServers": {"code-calc": {"command": PY, "args": ["examples/calc.py"],
@@ -362,9 +363,9 @@ def homes(tmp_path):
     (project / ".vscode" / "mcp.json").write_text(
         '// VS Code allows comments\n' + json.dumps({
             "inputs": [{"type": "promptString", "id": "key", "description": "API key", "password": True}],
-            "servers": {"vs-calc": {"type": "stdio", "command": "${env:CALC_PYTHON}", "args": [CALC[1]],
+            "servers": {"vs-calc": {"type": "stdio", "command": "${env:CALC_PYTHON}", "args": [CALC[-1]],
                                     "env": {"KEY": "${input:key}"}},
-                        "vs-plain": {"type": "stdio", "command": "${env:CALC_PYTHON}", "args": [CALC[1]]}}}))
+                        "vs-plain": {"type": "stdio", "command": "${env:CALC_PYTHON}", "args": [CALC[-1]]}}}))
     env = dict(os.environ, HOME=str(home), CALC_PYTHON=PY)
     env.pop("XDG_CONFIG_HOME", None)
     return env, str(project)
@@ -534,7 +535,7 @@ def raw_controls(text):
 def hostile_shell(stdout=subprocess.PIPE):
     """`shell` on fake_server with cfg hostile, running HOSTILE_COMMANDS; ``stdout``: a pty's end.
     (stdin is a pipe: no prompts; TERM=dumb: readline writes no set-up sequence of its own)"""
-    return subprocess.Popen(cli_argv() + ["shell", "--", PY, FAKE, json.dumps({"hostile": HOSTILE})],
+    return subprocess.Popen(cli_argv("-S") + ["shell", "--", PY, "-S", FAKE, json.dumps({"hostile": HOSTILE})],
                             stdin=subprocess.PIPE, stdout=stdout, stderr=subprocess.PIPE, cwd=ROOT,
                             env=dict(os.environ, PYTHONIOENCODING="utf-8", TERM="dumb"))
 
@@ -615,7 +616,7 @@ def test_server_text_piped_is_exact_where_asked_for_and_json_escapes_every_contr
 
 
 def test_a_server_error_that_ends_the_cli_is_made_visible():
-    out = cli("call", "hostile_error", "--", PY, FAKE, json.dumps({"hostile": HOSTILE}),
+    out = cli("call", "hostile_error", "--", PY, "-S", FAKE, json.dumps({"hostile": HOSTILE}),
               env=dict(os.environ, PYTHONIOENCODING="utf-8"))
     one_line_error(out, 1, "mcp_min: tools/call failed: %s (code -32000)" % HOSTILE_SHOWN)
     assert not raw_controls(out.stderr), raw_controls(out.stderr)

@@ -90,7 +90,8 @@ def leftovers(workload, server, count=1):
     if os.name == "nt" and server.startswith("socket:"):
         pytest.skip("Client.over() takes pipe ends on Windows, not sockets")
     env = dict(os.environ, MCP_MIN_DIR=ROOT)
-    proc = subprocess.run([PY, LEFTOVERS, workload, server, str(count)], stdout=subprocess.PIPE,
+    site = [] if workload.startswith("oauth") else ["-S"]  # (the OAuth world is test_oauth's, which imports pytest)
+    proc = subprocess.run([PY] + site + [LEFTOVERS, workload, server, str(count)], stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, env=env, timeout=90)
     assert proc.returncode == 0, "leftovers.py %s failed:\n%s" % (workload, proc.stderr.decode()[-3000:])
     return json.loads(proc.stdout.decode().strip().splitlines()[-1])
@@ -161,12 +162,12 @@ def test_a_write_blocked_on_a_stopped_server_over_pipes_keeps_closes_bound(serve
 @pytest.fixture(scope="module")
 def task_servers():
     """"stdio" and "http": tests/task_server.py (the HTTP one in a process of its own)."""
-    proc = subprocess.Popen([PY, os.path.join(HERE, "task_server.py"), "{}", "--http"], stderr=subprocess.PIPE,
+    proc = subprocess.Popen([PY, "-S", os.path.join(HERE, "task_server.py"), "{}", "--http"], stderr=subprocess.PIPE,
                             stdout=subprocess.DEVNULL)
     try:
         line = proc.stderr.readline().decode()
         assert "listening on" in line, line
-        yield {"stdio": json.dumps([PY, os.path.join(HERE, "task_server.py"), "{}"]),
+        yield {"stdio": json.dumps([PY, "-S", os.path.join(HERE, "task_server.py"), "{}"]),
                "http": line.split("listening on", 1)[1].strip()}
     finally:
         proc.kill()

@@ -18,7 +18,7 @@ from inproc_server import Server, serve_http  # noqa: E402
 from mcp_min import Group, McpError, ToolError  # noqa: E402
 from testsupport import wait_for  # noqa: E402
 
-CALC = {"command": sys.executable, "args": [os.path.join(ROOT, "examples", "calc.py")]}
+CALC = {"command": sys.executable, "args": ["-S", os.path.join(ROOT, "examples", "calc.py")]}
 FAKE = os.path.join(HERE, "fake_server.py")
 
 

@@ -95,7 +95,7 @@ def server(tmp_path):
         path = tmp_path / ("server-%d.json" % len(made))
         path.write_text(json.dumps(cfg))
         made.append(path)
-        return [sys.executable, SERVER, str(path)]
+        return [sys.executable, "-S", SERVER, str(path)]  # -S: see testsupport.cli_argv
     return make
 
 

@@ -60,7 +60,7 @@ def server(tmp_path):
     """server(**cfg) -> (argv, Log) of a stdio task server."""
     def make(**cfg):
         cfg.setdefault("log", str(tmp_path / ("received-%d.jsonl" % len(os.listdir(str(tmp_path))))))
-        return [PY, SERVER, json.dumps(cfg)], Log(cfg["log"])
+        return [PY, "-S", SERVER, json.dumps(cfg)], Log(cfg["log"])  # -S: see testsupport.cli_argv
     return make
 
 
@@ -71,7 +71,7 @@ def http_server(tmp_path):
 
     def make(**cfg):
         cfg.setdefault("log", str(tmp_path / ("http-%d.jsonl" % len(procs))))
-        proc = subprocess.Popen([PY, SERVER, json.dumps(cfg), "--http"], stderr=subprocess.PIPE,
+        proc = subprocess.Popen([PY, "-S", SERVER, json.dumps(cfg), "--http"], stderr=subprocess.PIPE,
                                 stdout=subprocess.DEVNULL)
         procs.append(proc)
         line = proc.stderr.readline().decode()

@@ -288,7 +288,13 @@ def ensure_bytecode(source=MCP_MIN_SOURCE):
 
 def cli_argv(*python_options):
     """The argv that runs mcp_min's command line, from its bytecode (see above): append the CLI's
-    arguments.  ``python_options`` go to the interpreter (``"-S"``)."""
+    arguments.  ``python_options`` go to the interpreter.
+
+    The tests start their servers and most command lines with ``-S`` (no site module): they need
+    only the standard library and this checkout, and site can cost more than the rest of a start:
+    a .pth file that imports a package (certifi's, on this project's machines) takes 70-110 ms of
+    CPU each time, and the README's test command starts about a thousand Python processes.  The
+    tests of what a user types (the README's lines) run without it."""
     ensure_bytecode()  # (current already, normally: tests/conftest.py calls it once per session)
     return [sys.executable] + list(python_options) + ["-c", _CLI_BOOTSTRAP % ascii(MCP_MIN_DIR)]
 
