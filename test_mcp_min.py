@@ -25,11 +25,11 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "exa
 import calc as calc_example  # noqa: E402  (examples/calc.py; "calc" is the fixture below)
 import fake_server  # noqa: E402
 import mcp_min  # noqa: E402
-from testsupport import UNDER_WINE, WINE_SLOW_START, cli_argv, processes, wait_for  # noqa: E402
+from testsupport import NO_SITE, UNDER_WINE, WINE_SLOW_START, cli_argv, processes, wait_for  # noqa: E402
 from mcp_min import (Client, ConnectionClosed, McpError, RequestError, RequestTimeout, ToolError)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CALC = [sys.executable, "-S", os.path.join(HERE, "examples", "calc.py")]  # -S: see testsupport.cli_argv
+CALC = [sys.executable, *NO_SITE, os.path.join(HERE, "examples", "calc.py")]  # NO_SITE: see testsupport
 PY = sys.executable
 
 FAKE_SERVER = os.path.join(HERE, "tests", "fake_server.py")  # its behaviours are listed in its docstring
@@ -43,7 +43,7 @@ def fake(tmp_path):
     others use client_for below); cfg["log"] is set to a file in tmp_path."""
     def make(**cfg):
         cfg.setdefault("log", str(tmp_path / "received.jsonl"))
-        return [PY, "-S", FAKE_SERVER, json.dumps(cfg)]
+        return [PY, *NO_SITE, FAKE_SERVER, json.dumps(cfg)]
     return make
 
 

@@ -21,20 +21,20 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 import mcp_min  # noqa: E402
-from testsupport import cli_argv, ensure_bytecode  # noqa: E402
+from testsupport import NO_SITE, cli_argv, ensure_bytecode  # noqa: E402
 
 PY = sys.executable
 MCP_MIN = os.path.join(ROOT, "mcp_min.py")
-# The servers start with -S (testsupport.cli_argv says why); the README's own lines run as written.
-CALC = [PY, "-S", os.path.join(ROOT, "examples", "calc.py")]
-TOUR = [PY, "-S", os.path.join(ROOT, "examples", "tour.py")]
+# The servers start without site (testsupport.NO_SITE says why); the README's own lines run as written.
+CALC = [PY, *NO_SITE, os.path.join(ROOT, "examples", "calc.py")]
+TOUR = [PY, *NO_SITE, os.path.join(ROOT, "examples", "tour.py")]
 ERAS = ["auto", "2025-11-25", "2025-06-18"]  # 2026-07-28 (auto), the newest handshake era, one before tasks
 
 
 def cli(*args, env=None, cwd=ROOT, timeout=120, stdin=subprocess.DEVNULL, script=False):
     """The command line run from its bytecode (testsupport.cli_argv); ``script``: run as the README
     writes it, ``python mcp_min.py`` (which compiles the module on every start)."""
-    return subprocess.run(([PY, MCP_MIN] if script else cli_argv("-S")) + list(args), capture_output=True, text=True,
+    return subprocess.run(([PY, MCP_MIN] if script else cli_argv(*NO_SITE)) + list(args), capture_output=True, text=True,
                           timeout=timeout, cwd=cwd, env=env, stdin=stdin)
 
 
@@ -87,7 +87,7 @@ def echo(tmp_path):
 
     def make(schema):
         log = tmp_path / "received.jsonl"
-        return [PY, "-S", str(script), json.dumps(schema), str(log)], log
+        return [PY, *NO_SITE, str(script), json.dumps(schema), str(log)], log
     return make
 
 
@@ -535,7 +535,7 @@ def raw_controls(text):
 def hostile_shell(stdout=subprocess.PIPE):
     """`shell` on fake_server with cfg hostile, running HOSTILE_COMMANDS; ``stdout``: a pty's end.
     (stdin is a pipe: no prompts; TERM=dumb: readline writes no set-up sequence of its own)"""
-    return subprocess.Popen(cli_argv("-S") + ["shell", "--", PY, "-S", FAKE, json.dumps({"hostile": HOSTILE})],
+    return subprocess.Popen(cli_argv(*NO_SITE) + ["shell", "--", PY, *NO_SITE, FAKE, json.dumps({"hostile": HOSTILE})],
                             stdin=subprocess.PIPE, stdout=stdout, stderr=subprocess.PIPE, cwd=ROOT,
                             env=dict(os.environ, PYTHONIOENCODING="utf-8", TERM="dumb"))
 
@@ -616,7 +616,7 @@ def test_server_text_piped_is_exact_where_asked_for_and_json_escapes_every_contr
 
 
 def test_a_server_error_that_ends_the_cli_is_made_visible():
-    out = cli("call", "hostile_error", "--", PY, "-S", FAKE, json.dumps({"hostile": HOSTILE}),
+    out = cli("call", "hostile_error", "--", PY, *NO_SITE, FAKE, json.dumps({"hostile": HOSTILE}),
               env=dict(os.environ, PYTHONIOENCODING="utf-8"))
     one_line_error(out, 1, "mcp_min: tools/call failed: %s (code -32000)" % HOSTILE_SHOWN)
     assert not raw_controls(out.stderr), raw_controls(out.stderr)

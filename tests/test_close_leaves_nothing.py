@@ -26,6 +26,7 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 import mcp_min  # noqa: E402
+from testsupport import NO_SITE  # noqa: E402
 
 PY = sys.executable
 PEERS = os.path.join(HERE, "hostile")
@@ -55,7 +56,7 @@ class HttpServer(object):
     """tests/hostile/http_server.py in a process of its own; it ends when its stdin closes."""
 
     def __init__(self, cfg):
-        self.proc = subprocess.Popen([PY, "-S", os.path.join(PEERS, "http_server.py"), json.dumps(cfg)],
+        self.proc = subprocess.Popen([PY, *NO_SITE, os.path.join(PEERS, "http_server.py"), json.dumps(cfg)],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         line = self.proc.stdout.readline().decode()
         assert line.startswith("PORT "), "the HTTP peer did not start: %r" % line
@@ -78,7 +79,7 @@ def servers():
                 started.append(HttpServer(cfg))
                 out[name] = started[-1].url
             else:
-                argv = json.dumps([PY, "-S", os.path.join(PEERS, "stdio_server.py"), json.dumps(cfg)])
+                argv = json.dumps([PY, *NO_SITE, os.path.join(PEERS, "stdio_server.py"), json.dumps(cfg)])
                 out[name] = argv if kind == "stdio" else kind + ":" + argv
         yield out
     finally:
@@ -90,7 +91,7 @@ def leftovers(workload, server, count=1):
     if os.name == "nt" and server.startswith("socket:"):
         pytest.skip("Client.over() takes pipe ends on Windows, not sockets")
     env = dict(os.environ, MCP_MIN_DIR=ROOT)
-    site = [] if workload.startswith("oauth") else ["-S"]  # (the OAuth world is test_oauth's, which imports pytest)
+    site = [] if workload.startswith("oauth") else NO_SITE  # (the OAuth world is test_oauth's, which imports pytest)
     proc = subprocess.run([PY] + site + [LEFTOVERS, workload, server, str(count)], stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, env=env, timeout=90)
     assert proc.returncode == 0, "leftovers.py %s failed:\n%s" % (workload, proc.stderr.decode()[-3000:])
@@ -162,12 +163,12 @@ def test_a_write_blocked_on_a_stopped_server_over_pipes_keeps_closes_bound(serve
 @pytest.fixture(scope="module")
 def task_servers():
     """"stdio" and "http": tests/task_server.py (the HTTP one in a process of its own)."""
-    proc = subprocess.Popen([PY, "-S", os.path.join(HERE, "task_server.py"), "{}", "--http"], stderr=subprocess.PIPE,
+    proc = subprocess.Popen([PY, *NO_SITE, os.path.join(HERE, "task_server.py"), "{}", "--http"], stderr=subprocess.PIPE,
                             stdout=subprocess.DEVNULL)
     try:
         line = proc.stderr.readline().decode()
         assert "listening on" in line, line
-        yield {"stdio": json.dumps([PY, "-S", os.path.join(HERE, "task_server.py"), "{}"]),
+        yield {"stdio": json.dumps([PY, *NO_SITE, os.path.join(HERE, "task_server.py"), "{}"]),
                "http": line.split("listening on", 1)[1].strip()}
     finally:
         proc.kill()

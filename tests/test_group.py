@@ -16,9 +16,9 @@ sys.path.insert(0, os.path.join(ROOT, "examples"))
 import calc as calc_example  # noqa: E402  (examples/calc.py)
 from inproc_server import Server, serve_http  # noqa: E402
 from mcp_min import Group, McpError, ToolError  # noqa: E402
-from testsupport import wait_for  # noqa: E402
+from testsupport import NO_SITE, wait_for  # noqa: E402
 
-CALC = {"command": sys.executable, "args": ["-S", os.path.join(ROOT, "examples", "calc.py")]}
+CALC = {"command": sys.executable, "args": [*NO_SITE, os.path.join(ROOT, "examples", "calc.py")]}
 FAKE = os.path.join(HERE, "fake_server.py")
 
 

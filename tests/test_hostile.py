@@ -40,7 +40,7 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 import mcp_min  # noqa: E402
-from testsupport import run_cli, wait_for  # noqa: E402
+from testsupport import NO_SITE, run_cli, wait_for  # noqa: E402
 from mcp_min import (Client, ConnectionClosed, HttpError, McpError, RequestCancelled,  # noqa: E402
                      RequestTimeout)
 
@@ -128,7 +128,7 @@ class StdioPeer(object):
         cfg.setdefault("log", str(tmp / ("stdio-%d.log" % n)))
         cfg.setdefault("pidfile", str(tmp / ("stdio-%d.pid" % n)))
         self.cfg = cfg
-        self.argv = [PY, "-S", STDIO_SERVER, json.dumps(cfg)]  # -S: the peers need no site-packages
+        self.argv = [PY, *NO_SITE, STDIO_SERVER, json.dumps(cfg)]  # NO_SITE: see testsupport
 
     def lines(self):
         """Every line the server received on stdin, as bytes."""
@@ -161,7 +161,7 @@ class HttpPeer(object):
         cfg.setdefault("log", str(tmp / ("http-%d.jsonl" % n)))
         self.cfg = cfg
         self.err = open(str(tmp / ("http-%d.err" % n)), "wb")
-        self.proc = subprocess.Popen([PY, "-S", HTTP_SERVER, json.dumps(cfg)], stdin=subprocess.PIPE,
+        self.proc = subprocess.Popen([PY, *NO_SITE, HTTP_SERVER, json.dumps(cfg)], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=self.err)
         line = self.proc.stdout.readline().decode()
         assert line.startswith("PORT "), "the hostile HTTP server did not start: %r" % line
@@ -253,7 +253,7 @@ def run_scenario(name, cfg, limit=40, env=None):
     """Run tests/hostile/scenarios.py NAME in its own process group; kill the group at `limit`.
     `env`: variables set for that process only."""
     env = dict(os.environ, MCP_MIN_DIR=ROOT, **(env or {}))
-    proc = subprocess.Popen([PY, "-S", SCENARIOS, name, json.dumps(cfg)], stdout=subprocess.PIPE,
+    proc = subprocess.Popen([PY, *NO_SITE, SCENARIOS, name, json.dumps(cfg)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, env=env, start_new_session=True)
     try:
         out, err = proc.communicate(timeout=limit)
@@ -1677,7 +1677,7 @@ def cli(args, env=None, timeout=30):
     """The command line with ARGS, from its bytecode (testsupport.cli_argv).  -S skips site-packages
     (mcp_min is standard library only; on this machine site costs 70 ms per start, and this file
     starts the CLI about 60 times)."""
-    return run_cli(*args, python_options=["-S"], timeout=timeout, env=env, cwd=ROOT)
+    return run_cli(*args, python_options=NO_SITE, timeout=timeout, env=env, cwd=ROOT)
 
 
 def message_lines(stderr):

@@ -28,7 +28,7 @@ if HERE not in sys.path:
 import mcp_min  # noqa: E402
 from mcp_min import Client  # noqa: E402
 from inproc_server import Server  # noqa: E402
-from testsupport import HttpTestServer, wait_for  # noqa: E402
+from testsupport import NO_SITE, HttpTestServer, wait_for  # noqa: E402
 
 PY = sys.executable
 PEERS = os.path.join(HERE, "hostile")
@@ -40,7 +40,7 @@ class Peer(object):
     def __init__(self, tmp, cfg):
         cfg = dict(cfg, log=str(tmp / ("http-%d.jsonl" % id(self))))
         self.cfg = cfg
-        self.proc = subprocess.Popen([PY, "-S", os.path.join(PEERS, "http_server.py"), json.dumps(cfg)],
+        self.proc = subprocess.Popen([PY, *NO_SITE, os.path.join(PEERS, "http_server.py"), json.dumps(cfg)],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         line = self.proc.stdout.readline().decode()
         assert line.startswith("PORT "), "the HTTP peer did not start: %r" % line
@@ -98,7 +98,7 @@ def test_no_thread_to_start_is_one_clear_error_without_a_traceback(peer, mode):
     that says so; nothing is logged with a traceback, and nothing hangs."""
     srv = peer(mode=mode)
     env = dict(os.environ, MCP_MIN_DIR=ROOT)
-    proc = subprocess.run([PY, "-S", os.path.join(PEERS, "scenarios.py"), "thread_fail", json.dumps({"url": srv.url})],
+    proc = subprocess.run([PY, *NO_SITE, os.path.join(PEERS, "scenarios.py"), "thread_fail", json.dumps({"url": srv.url})],
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, timeout=60)
     out = json.loads(proc.stdout.decode().strip().splitlines()[-1])
     got = out["connect"]

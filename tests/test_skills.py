@@ -24,7 +24,7 @@ sys.path.insert(0, ROOT)
 
 import mcp_min  # noqa: E402
 from mcp_min import Client, McpError, RequestError, SkillVerificationError  # noqa: E402
-from testsupport import cli_argv  # noqa: E402
+from testsupport import NO_SITE, cli_argv  # noqa: E402
 
 SERVER = os.path.join(HERE, "skills_server.py")
 EXT = "io.modelcontextprotocol/skills"
@@ -95,7 +95,7 @@ def server(tmp_path):
         path = tmp_path / ("server-%d.json" % len(made))
         path.write_text(json.dumps(cfg))
         made.append(path)
-        return [sys.executable, "-S", SERVER, str(path)]  # -S: see testsupport.cli_argv
+        return [sys.executable, *NO_SITE, SERVER, str(path)]  # NO_SITE: see testsupport
     return make
 
 

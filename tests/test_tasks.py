@@ -21,7 +21,7 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 import mcp_min  # noqa: E402
-from testsupport import UNDER_WINE, WINE_SLOW_START, cli_argv, wait_for  # noqa: E402
+from testsupport import NO_SITE, UNDER_WINE, WINE_SLOW_START, cli_argv, wait_for  # noqa: E402
 from mcp_min import (Client, McpError, RequestCancelled, RequestError, RequestTimeout, ToolError,  # noqa: E402
                      UrlElicitationRequired)
 
@@ -60,7 +60,7 @@ def server(tmp_path):
     """server(**cfg) -> (argv, Log) of a stdio task server."""
     def make(**cfg):
         cfg.setdefault("log", str(tmp_path / ("received-%d.jsonl" % len(os.listdir(str(tmp_path))))))
-        return [PY, "-S", SERVER, json.dumps(cfg)], Log(cfg["log"])  # -S: see testsupport.cli_argv
+        return [PY, *NO_SITE, SERVER, json.dumps(cfg)], Log(cfg["log"])  # NO_SITE: see testsupport
     return make
 
 
@@ -71,7 +71,7 @@ def http_server(tmp_path):
 
     def make(**cfg):
         cfg.setdefault("log", str(tmp_path / ("http-%d.jsonl" % len(procs))))
-        proc = subprocess.Popen([PY, "-S", SERVER, json.dumps(cfg), "--http"], stderr=subprocess.PIPE,
+        proc = subprocess.Popen([PY, *NO_SITE, SERVER, json.dumps(cfg), "--http"], stderr=subprocess.PIPE,
                                 stdout=subprocess.DEVNULL)
         procs.append(proc)
         line = proc.stderr.readline().decode()

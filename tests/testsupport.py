@@ -22,6 +22,14 @@ def _under_wine():
 
 
 UNDER_WINE = _under_wine()
+# The interpreter options of the Python processes the tests start (servers, most command lines,
+# helpers): -S, no site module.  They need only the standard library and this checkout, and site
+# can cost more than the rest of a start: a .pth file that imports a package (certifi's, on this
+# project's machines) takes 70-110 ms of CPU each time, and the README's test command starts about
+# a thousand.  Not while coverage.py measures subprocesses (COVERAGE_PROCESS_START): its own .pth
+# file, which site runs, is what starts it there.  The tests of what a user types (the README's
+# lines) run without it.
+NO_SITE = [] if os.environ.get("COVERAGE_PROCESS_START") else ["-S"]
 # Why a test that holds on Windows is skipped on Wine (the windows-latest workflow jobs run it).
 WINE_SLOW_START = ("Wine 8.0 takes a second or more to start a Python process (Windows about 0.1 s), "
                    "longer than this test's deliberately short deadline")
@@ -288,13 +296,7 @@ def ensure_bytecode(source=MCP_MIN_SOURCE):
 
 def cli_argv(*python_options):
     """The argv that runs mcp_min's command line, from its bytecode (see above): append the CLI's
-    arguments.  ``python_options`` go to the interpreter.
-
-    The tests start their servers and most command lines with ``-S`` (no site module): they need
-    only the standard library and this checkout, and site can cost more than the rest of a start:
-    a .pth file that imports a package (certifi's, on this project's machines) takes 70-110 ms of
-    CPU each time, and the README's test command starts about a thousand Python processes.  The
-    tests of what a user types (the README's lines) run without it."""
+    arguments.  ``python_options`` go to the interpreter (NO_SITE, say)."""
     ensure_bytecode()  # (current already, normally: tests/conftest.py calls it once per session)
     return [sys.executable] + list(python_options) + ["-c", _CLI_BOOTSTRAP % ascii(MCP_MIN_DIR)]
 
