@@ -1613,6 +1613,11 @@ def test_handshake_messages_match_the_schema(client_for, tmp_path, version):
         c.call("ask", method="nope/nope")
         with pytest.raises(RequestTimeout):
             c.call("sleep", s=0.5, timeout=0.05)
+        # The timeout above sends notifications/cancelled only if the request went out before its
+        # deadline (on a loaded machine it may not): a cancel after the server has the request does.
+        slow = c.submit("sleep", {"s": 5})
+        assert wait_for(lambda: any((m.get("params") or {}).get("arguments") == {"s": 5} for m in received(tmp_path)))
+        assert slow.cancel()
         for call in (lambda: c.set_logging_level("info"), lambda: c.read_resource("file:///a"),
                      lambda: c.get_prompt("p", {"x": "1"}), lambda: c.complete("p", ("x", "1")),
                      lambda: c.list_resources(), lambda: c.list_resource_templates(), lambda: c.list_prompts()):
