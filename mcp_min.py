@@ -6633,8 +6633,9 @@ def _connect_hint(error, transport, server, inherit_env, passed_env, timeout, el
     server's stderr (also its ``stderr``).  Python callers and the CLI (which prints the message)
     read the same text.  ``server`` is the URL or argv; ``passed_env``, the variables given."""
     message, hint, local = str(error), None, transport.kind == "stdio"
-    if isinstance(error, RequestTimeout) and transport.kind != "streams":
-        # (the probe and initialize each had their share of the wait: say the whole of it)
+    if isinstance(error, RequestTimeout) and transport.kind != "streams" and message.startswith("no answer to "):
+        # The probe and initialize each had their share of the wait: say the whole of it.  (Other
+        # timeouts, OAuth's, name what they waited for and stay as they are.)
         error.stderr = list(transport.stderr_tail)
         message = "no answer from %s within %.1f s of %s it (timeout %g s)%s" % (
             transport.name, elapsed, "starting" if local else "contacting", timeout,

@@ -518,7 +518,8 @@ def test_a_url_without_its_scheme_is_met_with_the_url_meant():
 
 
 def test_a_404_from_a_url_without_a_path_suggests_mcp():
-    with HttpTestServer(post=lambda request, msg: request.reply(404), get=lambda request: request.reply(404)) as server:
+    with HttpTestServer(post=lambda request, msg: request.reply(404),
+                        get=lambda request: request.reply(404)) as server:
         error = connect_error(mcp_min.HttpError, server.base, timeout=20)
         assert error.status == 404
         assert str(error).endswith("\n  hint: MCP endpoints usually live at a path: try %s/mcp" % server.base)
