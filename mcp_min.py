@@ -288,6 +288,9 @@ HEADER_MISMATCH = -32020  # 2026-07-28
 MISSING_CLIENT_CAPABILITY = -32021  # 2026-07-28
 UNSUPPORTED_PROTOCOL_VERSION = -32022  # 2026-07-28
 _MODERN_ERRORS = (HEADER_MISMATCH, MISSING_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION)
+# Our answer to a server request we do not handle; coming back as the answer to our own
+# initialize, it says the program echoes what it reads (see _connect_hint).
+_NOT_HANDLED = "mcp_min client does not handle %s"
 
 
 class McpError(Exception):
@@ -295,7 +298,11 @@ class McpError(Exception):
 
     Every subclass pickles and copies with its attributes (so it crosses
     ``multiprocessing`` and ``concurrent.futures`` process pools intact).
+    ``hint`` says what to try where mcp_min knows (a failure to connect: see
+    _connect_hint); it is also the message's last line.  None otherwise.
     """
+
+    hint: str | None = None
 
     def __reduce__(self) -> Any:
         # The default rebuilds an exception from ``args`` alone, which fails for
@@ -388,7 +395,10 @@ class ConnectionClosed(McpError):
 
 class RequestTimeout(McpError, TimeoutError):
     """No answer arrived in time.  When the request's own deadline passed, it was
-    cancelled; the client stays usable either way."""
+    cancelled; the client stays usable either way.  Raised by Client() (no answer
+    while connecting), ``stderr`` holds the last lines a stdio server wrote."""
+
+    stderr: Sequence[str] = ()  # (a request's own timeout knows no stderr)
 
 
 class RequestCancelled(McpError):
@@ -3577,6 +3587,15 @@ def _join_all(threads, seconds=CLOSE_GRACE):
 
 # -- stdio -----------------------------------------------------------------------------
 
+def _stderr_excerpt(tail):
+    """The end of an error message that quotes what a stdio server last wrote to stderr."""
+    if not tail:
+        return " (no stderr output)"
+    shown = tail[-STDERR_SHOWN:]
+    more = " (%d earlier lines not shown)" % (len(tail) - len(shown)) if len(tail) > len(shown) else ""
+    return "; last stderr lines%s:\n  %s" % (more, "\n  ".join(shown))
+
+
 # Variables a server may reasonably need; the rest of the caller's environment
 # (API keys, tokens) is passed only when asked for.
 _SAFE_ENV = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR",
@@ -4024,13 +4043,7 @@ class _StdioTransport(_Transport):
             text = "%s was killed by %s" % (self.name, name)
         else:
             text = "%s exited with code %s" % (self.name, code)
-        if tail:
-            shown = tail[-STDERR_SHOWN:]
-            more = " (%d earlier lines not shown)" % (len(tail) - len(shown)) if len(tail) > len(shown) else ""
-            detail = "; last stderr lines%s:\n  %s" % (more, "\n  ".join(shown))
-        else:
-            detail = " (no stderr output)"
-        error = ConnectionClosed(text, code, tail, detail)
+        error = ConnectionClosed(text, code, tail, _stderr_excerpt(tail))
         error._by_deadline = self._drop_reason is not None  # (see _drop)
         return error
 
@@ -5696,7 +5709,7 @@ class _Inbox(object):
                 return self._checked_form(params, _apply_defaults(params, self.elicitation(params)))
             if self.elicitation is not None or self.url_elicitation is not None:
                 raise RequestError(INVALID_PARAMS, "mcp_min client does not handle %r elicitation" % (mode,))
-        raise RequestError(METHOD_NOT_FOUND, "mcp_min client does not handle %s" % method)
+        raise RequestError(METHOD_NOT_FOUND, _NOT_HANDLED % method)
 
     def _checked_form(self, params, answer):
         """An accepted form's content must match the requestedSchema before it is sent: on a
@@ -6601,6 +6614,59 @@ def _client_timeout(value, name, none_ok=False):
     return seconds
 
 
+# host[:port][/path]: a URL someone meant, written without its scheme (a pattern, compiled on first
+# use by re's cache: it costs no import time)
+_URL_LIKE = r"^(localhost|[\w-]+(\.[\w-]+)+|\d+\.\d+\.\d+\.\d+|\[[0-9a-fA-F:]+\])(:\d+)?(/\S*)?$"
+
+
+def _url_meant(text):
+    """The http(s) URL ``text`` probably means when it is one written without its scheme, else None."""
+    if not re.match(_URL_LIKE, text):
+        return None
+    local = text.split(":")[0].split("/")[0] in ("localhost", "127.0.0.1", "[::1]")
+    return "%s://%s" % ("http" if local else "https", text)
+
+
+def _connect_hint(error, transport, server, inherit_env, passed_env, timeout, elapsed):
+    """Say what to do about a server that could not be reached, in ``error`` itself: its message
+    ends with the hint (also its ``hint``), and a timeout says the whole wait and quotes the
+    server's stderr (also its ``stderr``).  Python callers and the CLI (which prints the message)
+    read the same text.  ``server`` is the URL or argv; ``passed_env``, the variables given."""
+    message, hint, local = str(error), None, transport.kind == "stdio"
+    if isinstance(error, RequestTimeout) and transport.kind != "streams" and message.startswith("no answer to "):
+        # The probe and initialize each had their share of the wait: say the whole of it.  (Other
+        # timeouts, OAuth's, name what they waited for and stay as they are.)
+        error.stderr = list(transport.stderr_tail)
+        message = "no answer from %s within %.1f s of %s it (timeout %g s)%s" % (
+            transport.name, elapsed, "starting" if local else "contacting", timeout,
+            _stderr_excerpt(error.stderr) if local else "")
+    elif isinstance(error, ConnectionClosed) and local and error.returncode not in (None, 0) and not inherit_env:
+        # names of variables the server's stderr mentions that are set here but were not passed
+        # (only the names are shown, never a value)
+        passed = set(passed_env or ()) | set(_server_env(None, False))
+        mentioned = set(w for line in error.stderr for w in re.findall(r"\b[A-Z][A-Z0-9_]{2,}\b", line))
+        named = sorted(w for w in mentioned if w in os.environ and w not in passed)
+        hint = "mcp_min passes the server only PATH, HOME, locale and similar variables%s; give what it " \
+               "needs with env={'K': 'V'} (--env K=V), or pass everything with inherit_env=True (--inherit-env)" % (
+                   " (%s is set here but was not passed)" % ", ".join(named) if named else "")
+    elif isinstance(error, ConnectionClosed) and local and error.returncode is None and len(server) == 1 \
+            and _url_meant(server[0]) and not os.path.exists(server[0]):
+        hint = "a URL needs its scheme: did you mean %s?" % _url_meant(server[0])
+    elif isinstance(error, HttpError) and error.status == 404 and not local and isinstance(server, str):
+        import urllib.parse
+        if urllib.parse.urlsplit(server).path.rstrip("/") == "":
+            hint = "MCP endpoints usually live at a path: try %s/mcp" % server.rstrip("/")
+    elif isinstance(error, RequestError) and error.method == "initialize" and error.code == METHOD_NOT_FOUND:
+        echoed = error.message == _NOT_HANDLED % "initialize"  # (our own answer to our request came back)
+        hint = "the program is not an MCP server: it %s" % (
+            "sends back what it reads (our initialize came back)" if echoed else "does not know initialize")
+    if hint:
+        error.hint = hint
+        message += "\n  hint: " + hint
+    error.args = (message,) + error.args[1:]
+    return error
+
+
 class Client(object):
     """A connection to one MCP server.
 
@@ -6733,6 +6799,7 @@ class Client(object):
                 argv = list(server)
             else:
                 raise ValueError("server must be an argv list or an http(s):// URL, not %r" % (server,))
+            server = argv  # (for _connect_hint)
 
             def make_transport(events):
                 stderr = (lambda line: events.put(on_stderr, line)) if on_stderr is not None else None
@@ -6745,9 +6812,12 @@ class Client(object):
         # A dropped Client still reaps its server: the session holds no reference back to us.
         # (On PyPy, without reference counting, that happens at a collection or at exit.)
         self._finalizer = weakref.finalize(self, session.close)
+        started = time.monotonic()
         try:
             session.connect()
-        except BaseException:
+        except BaseException as e:
+            if isinstance(e, McpError):  # (before close(): the hint may quote the transport's stderr tail)
+                _connect_hint(e, session.transport, server, inherit_env, env, timeout, time.monotonic() - started)
             session.close(grace=0.0)  # the deadline has passed or the server failed: no grace past it
             raise
 
@@ -9171,9 +9241,10 @@ def _typed_value(text, schema, what):
     raise _UsageError("%s: expected %s" % (what, " or ".join(types)))
 
 
-def _schema_arguments(words, json_text, schema, what):
+def _schema_arguments(words, json_text, schema, what, see=None):
     """The arguments of a call from key=value words and/or one JSON object, checked against the
-    input schema before anything is sent: unknown, repeated and missing keys are usage errors."""
+    input schema before anything is sent: unknown, repeated and missing keys are usage errors.
+    ``see``: the command that shows what ``what`` takes (default: ``tool <what>``)."""
     arguments, pairs = {}, []
     for word in words:
         if word.lstrip().startswith("{"):
@@ -9207,7 +9278,8 @@ def _schema_arguments(words, json_text, schema, what):
     required = schema.get("required") if isinstance(schema, dict) else None
     missing = [k for k in required if isinstance(k, str) and k not in arguments] if isinstance(required, list) else []
     if missing:
-        raise _UsageError("%s needs %s (see: tool %s)" % (what, ", ".join(k + "=..." for k in missing), what))
+        raise _UsageError("%s needs %s (see: %s)" % (what, ", ".join(k + "=..." for k in missing),
+                                                    see or "tool %s" % what))
     return arguments
 
 
@@ -9290,11 +9362,6 @@ def _server_from_config(path, name):
     return dict({"env": {}, "headers": {}, "cwd": None}, server=server, **options)
 
 
-# host[:port][/path]: a URL someone meant, written without its scheme (a pattern, compiled on first
-# use by re's cache: nothing of the CLI costs a library user import time)
-_URL_LIKE = r"^(localhost|[\w-]+(\.[\w-]+)+|\d+\.\d+\.\d+\.\d+|\[[0-9a-fA-F:]+\])(:\d+)?(/\S*)?$"
-
-
 def _cli_url(text, what="--url"):
     """An http(s) URL, or a usage error that says what was probably meant."""
     scheme = text.split("://", 1)[0].lower() if "://" in text else ""
@@ -9302,9 +9369,8 @@ def _cli_url(text, what="--url"):
         return text
     if scheme:
         raise _UsageError("%s: %s is not an http:// or https:// URL" % (what, text))
-    if re.match(_URL_LIKE, text):
-        local = text.split(":")[0].split("/")[0] in ("localhost", "127.0.0.1", "[::1]")
-        meant = "%s://%s" % ("http" if local else "https", text)
+    meant = _url_meant(text)
+    if meant:
         if what == "--url":
             raise _UsageError("--url needs a scheme: did you mean --url %s?" % meant)
         raise _UsageError("%s looks like a URL without its scheme, not a program: did you mean --url %s?"
@@ -9781,7 +9847,7 @@ def _run_prompt(client, parsed, opts):
         schema = {"type": "object", "properties": {a.get("name"): {"type": "string"} for a in declared
                                                    if isinstance(a, dict) and isinstance(a.get("name"), str)},
                   "required": [a.get("name") for a in declared if isinstance(a, dict) and a.get("required")]}
-    arguments = _schema_arguments(words, None, schema or {"type": "object"}, name)
+    arguments = _schema_arguments(words, None, schema or {"type": "object"}, name, "prompts")
     if schema is None:
         arguments = {k: v if isinstance(v, str) else json.dumps(v) for k, v in arguments.items()}
     result = client.get_prompt(name, arguments)
@@ -10141,33 +10207,6 @@ def _trace_on():
     return handler
 
 
-def _connect_hint(error, server, opts, elapsed, stderr_tail):
-    """What to do about a server that could not be reached, said as one message."""
-    message = str(error)
-    local = isinstance(server["server"], list)
-    if isinstance(error, RequestTimeout):
-        message = "no answer from the server within %.1f s of %s it (--timeout %g)" % (
-            elapsed, "starting" if local else "contacting", opts.timeout)
-        if stderr_tail:
-            message += "; last stderr lines:\n  " + "\n  ".join(stderr_tail[-STDERR_SHOWN:])
-        elif local:
-            message += " (no stderr output)"
-    if local and not opts.inherit_env and getattr(error, "returncode", None) not in (None, 0):
-        # variable names the server's stderr mentions that are set here but were filtered out
-        # (only the names are shown, never a value)
-        passed = set(server["env"]) | set(_server_env(None, False))
-        mentioned = set(w for line in getattr(error, "stderr", []) for w in re.findall(r"\b[A-Z][A-Z0-9_]{2,}\b", line))
-        named = sorted(w for w in mentioned if w in os.environ and w not in passed)
-        message += "\n  hint: mcp_min passes the server only PATH, HOME, locale and similar variables%s; " \
-                   "give what it needs with --env K=V (or pass everything with --inherit-env)" % (
-                       " (%s is set here but was not passed)" % ", ".join(named) if named else "")
-    if isinstance(error, HttpError) and error.status == 404 and not local:
-        import urllib.parse
-        if urllib.parse.urlsplit(server["server"]).path.rstrip("/") == "":
-            message += "\n  hint: MCP endpoints usually live at a path: try %s/mcp" % server["server"].rstrip("/")
-    return message
-
-
 def _error_status(error, connected):
     """The exit status of an exception, by the one table in _USAGE."""
     if isinstance(error, _MissingModule):  # (this Python, not the server: "other")
@@ -10215,8 +10254,7 @@ def _main(argv):
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(_VisibleFormatter("mcp_min: %(message)s"))
         logging.basicConfig(level=logging.WARNING, handlers=[handler])
-    stderr_tail = collections.deque(maxlen=STDERR_LINES)
-    started, client = time.monotonic(), None
+    client = None
     try:
         auth = None
         if opts.oauth or opts.client_id or opts.assertion_file or opts.dpop:
@@ -10232,11 +10270,10 @@ def _main(argv):
         try:
             client = Client(server["server"], timeout=opts.timeout, protocol_version=opts.protocol_version,
                             env=server["env"], inherit_env=opts.inherit_env, cwd=server["cwd"],
-                            headers=server["headers"], auth=auth, on_stderr=stderr_tail.append,
+                            headers=server["headers"], auth=auth,
                             elicitation=_cli_form_elicitation, url_elicitation=_cli_url_elicitation, **tls)
         except McpError as e:
-            raise _CliError(_error_status(e, False),
-                            _connect_hint(e, server, opts, time.monotonic() - started, list(stderr_tail)))
+            raise _CliError(_error_status(e, False), str(e))  # (the hint is in the message: see _connect_hint)
         with client:
             status = _COMMANDS[opts.command][2](client, parsed, opts)
             sys.stdout.flush()  # here, so a closed pipe is met inside the try

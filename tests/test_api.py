@@ -14,6 +14,7 @@ import inspect
 import json
 import logging
 import os
+import pickle
 import pydoc
 import re
 import subprocess
@@ -29,7 +30,7 @@ sys.path.insert(0, os.path.join(ROOT, "examples"))
 import calc as calc_example  # noqa: E402  (examples/calc.py; "calc" is the fixture below)
 import mcp_min  # noqa: E402
 from mcp_min import Client, McpError, RequestTimeout, ToolError  # noqa: E402
-from testsupport import wait_for  # noqa: E402
+from testsupport import NO_SITE, HttpTestServer, wait_for  # noqa: E402
 
 CALC = [sys.executable, os.path.join(ROOT, "examples", "calc.py")]
 META = "io.modelcontextprotocol/"
@@ -478,3 +479,69 @@ def test_a_raising_callback_ends_the_call_with_an_mcp_error_in_both_eras(era):
             with pytest.raises(McpError, match="RuntimeError: boom"):
                 attempt()
         assert client.call("add", a=1, b=1) == 2
+
+
+# ---------------------------------------------------------------------------
+# A failure to connect says what to do, from Python as from the CLI (issue 27 §3): the hint is
+# the last line of the exception's message and its ``hint``; each survives pickling.
+# ---------------------------------------------------------------------------
+
+def connect_error(expected, *args, **options):
+    with pytest.raises(expected) as caught:
+        Client(*args, **options)
+    error = caught.value
+    twin = pickle.loads(pickle.dumps(error))
+    assert (str(twin), twin.hint, getattr(twin, "stderr", None)) == (
+        str(error), error.hint, getattr(error, "stderr", None))
+    return error
+
+
+def test_a_server_that_exits_for_want_of_a_variable_names_it_and_env(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-not-a-real-key")
+    server = [sys.executable, *NO_SITE, "-c",
+              "import sys; sys.stderr.write('Error: OPENAI_API_KEY is not set\\n'); sys.exit(1)"]
+    error = connect_error(mcp_min.ConnectionClosed, server, timeout=20)
+    assert error.returncode == 1 and error.stderr == ["Error: OPENAI_API_KEY is not set"]
+    assert "OPENAI_API_KEY is set here but was not passed" in error.hint
+    assert "env={'K': 'V'}" in error.hint and "inherit_env=True" in error.hint
+    assert str(error).endswith("\n  hint: " + error.hint) and "sk-not-a-real-key" not in str(error)
+    # passed, the variable is no longer named (and with the whole environment, no hint at all)
+    error = connect_error(mcp_min.ConnectionClosed, server, env={"OPENAI_API_KEY": "x"}, timeout=20)
+    assert "OPENAI_API_KEY" not in error.hint
+    assert connect_error(mcp_min.ConnectionClosed, server, inherit_env=True, timeout=20).hint is None
+
+
+def test_a_url_without_its_scheme_is_met_with_the_url_meant():
+    error = connect_error(mcp_min.ConnectionClosed, "localhost:8765/mcp", timeout=20)
+    assert str(error).startswith("cannot start server 'localhost:8765/mcp'")
+    assert error.hint == "a URL needs its scheme: did you mean http://localhost:8765/mcp?"
+
+
+def test_a_404_from_a_url_without_a_path_suggests_mcp():
+    with HttpTestServer(post=lambda request, msg: request.reply(404),
+                        get=lambda request: request.reply(404)) as server:
+        error = connect_error(mcp_min.HttpError, server.base, timeout=20)
+        assert error.status == 404
+        assert str(error).endswith("\n  hint: MCP endpoints usually live at a path: try %s/mcp" % server.base)
+        assert connect_error(mcp_min.HttpError, server.url, timeout=20).hint is None  # (it has a path)
+
+
+@pytest.mark.parametrize("code,stderr,shown", [
+    ("import sys, time; sys.stderr.write('loading the model...\\n'); sys.stderr.flush(); time.sleep(60)",
+     ["loading the model..."], "; last stderr lines:\n  loading the model..."),
+    ("import sys; sys.stdin.read()", [], " (no stderr output)"),  # (not an MCP server: reads, never answers)
+])
+def test_a_connect_timeout_says_the_whole_wait_and_the_servers_stderr(code, stderr, shown):
+    error = connect_error(RequestTimeout, [sys.executable, *NO_SITE, "-c", code], timeout=1)
+    waited = float(re.search(r"within ([0-9.]+) s of starting it \(timeout 1 s\)", str(error)).group(1))
+    assert 1.0 <= waited < 2.5, str(error)  # (not the 0.5 s left to initialize after the probe)
+    assert error.stderr == stderr and str(error).endswith(shown), str(error)
+
+
+def test_a_program_that_echoes_its_input_is_not_an_mcp_server():
+    echo = [sys.executable, *NO_SITE, "-c",
+            "import sys\nfor line in iter(sys.stdin.buffer.readline, b''):\n"
+            "    sys.stdout.buffer.write(line); sys.stdout.buffer.flush()"]
+    error = connect_error(mcp_min.RequestError, echo, timeout=20)
+    assert error.method == "initialize" and error.code == mcp_min.METHOD_NOT_FOUND
+    assert error.hint == "the program is not an MCP server: it sends back what it reads (our initialize came back)"

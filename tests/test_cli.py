@@ -150,6 +150,10 @@ def test_prompts_with_arguments_and_templates_apart():
                                        "  calc://table/{n}  - The multiplication table of n (1 to 10 times n)."]
 
 
+def test_a_prompt_missing_an_argument_points_at_the_prompts_command():
+    one_line_error(cli("prompt", "explain", "--", *TOUR), 2, "explain needs expression=... (see: prompts)")
+
+
 # ---------------------------------------------------------------------------
 # 2. Arguments the way the tool wants them
 # ---------------------------------------------------------------------------
@@ -217,7 +221,7 @@ def test_a_connect_timeout_reports_the_real_wait_and_the_servers_stderr():
     server = [PY, "-c", "import sys, time; sys.stderr.write('loading the model...\\n'); sys.stderr.flush(); "
                         "time.sleep(120)"]
     out = cli("--timeout", "1", "tools", "--", *server)
-    one_line_error(out, 4, "--timeout 1", "loading the model...")
+    one_line_error(out, 4, "(timeout 1 s)", "loading the model...")
     waited = float(re.search(r"within ([0-9.]+) s", out.stderr).group(1))
     assert waited >= 1.0, out.stderr  # (the probe and initialize each had their second: never "0 s")
     # the server that never answered is not given the close grace (2 s) past the deadline
