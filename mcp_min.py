@@ -6085,10 +6085,12 @@ class _Session(object):
             wanted = version or LEGACY_VERSIONS[0]
             try:
                 return self._handshake(wanted, deadline)
-            except ConnectionClosed:
+            except ConnectionClosed as e:
                 # A server slower to start than the probe's wait reads server/discover only then,
                 # and one that chokes on it exits before answering initialize: once more, unprobed.
-                if restart or self.dispatcher.error is None or not self.transport.restartable:
+                # (Whether the reader has seen the exit yet or the write of initialize met it first
+                # is a race; the error is the same either way.  One the deadline caused is final.)
+                if restart or e._by_deadline or not self.transport.restartable:
                     raise
                 _log.debug("the server exited after the discovery probe; starting it again")
                 self._restart()

@@ -1177,6 +1177,16 @@ def test_a_server_slower_than_the_probe_that_chokes_on_it_is_started_again(fake,
     assert methods[:2] == ["server/discover", "initialize"] or methods.count("server/discover") == 0
 
 
+def test_a_server_that_stops_reading_after_the_probe_is_started_again_whoever_sees_it_first(fake, tmp_path):
+    """The probe's wait ends; the server has closed its stdin on server/discover and exits a second
+    later: writing initialize meets the closed pipe before the reader sees the exit (a race that a
+    loaded machine showed in the test above).  The same restart, not a ConnectionClosed."""
+    with Client(fake(discover="die-late"), probe_timeout=0.3) as c:
+        assert c.protocol_version == "2025-11-25"
+        assert c.call("echo", x=1) == {"x": 1}
+    assert [m.get("method") for m in received(tmp_path)].count("initialize") == 1
+
+
 def test_a_server_that_dies_at_initialize_is_started_at_most_twice(fake, tmp_path):
     with pytest.raises(ConnectionClosed, match="missing API key"):
         Client(fake(discover="die", init="exit"), probe_timeout=0.001)

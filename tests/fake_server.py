@@ -12,7 +12,7 @@ Wine).  Tests about the protocol use a thread; tests about processes use the scr
 Config keys (all optional):
   log             a file where every line received is appended (the tests read it back)
   discover        how server/discover is answered: "error" (-32601, the default) | "invalid-params" (-32602)
-                  | "silent" | "die" (exit 1 with a stderr line) | "result-no-versions" | "legacy-only"
+                  | "silent" | "die" (exit 1 with a stderr line) | "die-late" (stdin closed, exit 1 s later) | "result-no-versions" | "legacy-only"
                   | "modern" (a 2026-07-28 server: every request must carry its _meta)
                   | "unsupported:V1,V2" (-32022 listing V1, V2) | "header-mismatch" (-32020)
   init            how initialize is answered: "silent" | "exit" (code 4, "missing API key" on stderr)
@@ -64,8 +64,8 @@ def script_only(cfg):
     found = [key for key in ("startup_stderr", "stall") if cfg.get(key)]
     if cfg.get("exit_at_start") is not None:
         found.append("exit_at_start")
-    if cfg.get("discover") == "die":
-        found.append('discover "die"')
+    if cfg.get("discover") in ("die", "die-late"):
+        found.append('discover "%s"' % cfg["discover"])
     if cfg.get("init") == "exit":
         found.append('init "exit"')
     return found
@@ -293,8 +293,11 @@ class FakeServer(object):
             mode = cfg.get("discover", "error")
             if mode == "silent":
                 return
-            if mode == "die":
+            if mode in ("die", "die-late"):
                 sys.stderr.write("unknown method, bye\n"); sys.stderr.flush()
+                if mode == "die-late":  # stops reading at once and exits a second later: the client's
+                    os.close(0)         # next write meets the closed pipe before its reader sees the exit
+                    time.sleep(1.0)
                 os._exit(1)
             if mode == "invalid-params":
                 return answer(mid, error={"code": -32602, "message": "not initialized"})
