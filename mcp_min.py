@@ -7598,12 +7598,7 @@ class Task(object):
         for key, ask in requests.items():
             if key in self._answered:  # (the server may list it until it has taken our answer)
                 continue
-            ask = ask if isinstance(ask, dict) else {}
-            try:
-                responses[key] = self._session.inbox.serve(ask.get("method"), ask.get("params") or {})
-            except RequestError as e:
-                raise McpError("task %s needs %s input, which this client cannot give: %s"
-                               % (self.id, ask.get("method"), e.message))
+            responses[key] = self._session.inbox.give_input("task %s" % self.id, ask)
         if responses:
             self._request("tasks/update", {"taskId": self.id, "inputResponses": responses}, deadline)
             self._answered.update(responses)
