@@ -1805,7 +1805,6 @@ def _parse_www_authenticate(value):
 # to another origin on a redirect (Authorization, Proxy-Authorization, Cookie, DPoP,
 # Mcp-Session-Id, X-Api-Key, X-Auth-Token, ...).
 _CREDENTIAL_WORDS = ("auth", "cookie", "dpop", "key", "secret", "session", "token", "password", "credential")
-# OAuth request parameters whose values are secrets: logged as <redacted>.
 
 
 def _is_credential_header(name):
@@ -4525,7 +4524,7 @@ class _Cut(object):
             self.conn.cut()
 
 
-_CLIENT_CERT_HINT = "; if it asks for a client certificate: cert=\"client.pem\" (CLI: --cert)"
+_CLIENT_CERT_HINT = "; %s for a client certificate: cert=\"client.pem\" (CLI: --cert)"  # % "it asks", "if it asks"
 
 
 def _network_error(error, url, deadline, what="connection to"):
@@ -4545,9 +4544,9 @@ def _network_error(error, url, deadline, what="connection to"):
                                 "\"ca.pem\" (CLI: --cacert)" % (url, error.verify_message or error))
     if ssl is not None and isinstance(error, ssl.SSLError):
         if "CERTIFICATE_REQUIRED" in str(error) or "HANDSHAKE_FAILURE" in str(error):
-            hint = "; it asks for a client certificate: cert=\"client.pem\" (CLI: --cert)"
+            hint = _CLIENT_CERT_HINT % "it asks"
         elif isinstance(error, ssl.SSLEOFError):  # (TLS 1.3: how a refused client certificate often ends)
-            hint = _CLIENT_CERT_HINT
+            hint = _CLIENT_CERT_HINT % "if it asks"
         else:
             hint = ""
         return ConnectionClosed("TLS with %s failed: %s%s" % (url, error, hint))
@@ -4842,7 +4841,7 @@ class _HttpEngine(object):
                 except (OSError, http.client.HTTPException):
                     # (TLS 1.3 ends the handshake before the server checks our certificate: a
                     # refused or missing one shows as this reset on a new connection's first request)
-                    hint = _CLIENT_CERT_HINT if (
+                    hint = _CLIENT_CERT_HINT % "if it asks" if (
                         fresh and route.tls) else ""
                     raise ConnectionClosed("%s closed the connection while we were sending: %s%s" % (url, e, hint))
             else:
@@ -5621,14 +5620,14 @@ class _Inbox(object):
     def capabilities(self, modern, version=None):
         """What we declare: a capability per callback given, tasks (we follow any) and skills;
         then the caller's ``capabilities=`` over that, as a JSON Merge Patch."""
-        inbox, caps = self, {}
+        caps = {}
         newest = modern or (version or "") >= "2025-11-25"  # URL elicitation and tasks came then
-        if inbox.roots is not None:
+        if self.roots is not None:
             caps["roots"] = {} if modern else {"listChanged": False}
-        if inbox.sampling is not None:
+        if self.sampling is not None:
             caps["sampling"] = {}
-        modes = {"form": {}} if inbox.elicitation is not None else {}
-        if inbox.url_elicitation is not None and newest:
+        modes = {"form": {}} if self.elicitation is not None else {}
+        if self.url_elicitation is not None and newest:
             modes["url"] = {}
         if modes:
             caps["elicitation"] = modes
@@ -5638,7 +5637,7 @@ class _Inbox(object):
             caps["extensions"][TASKS_EXTENSION] = {}
         elif newest:
             caps["tasks"] = {}
-        return caps if inbox.declared is None else _merge_patch(caps, inbox.declared)
+        return caps if self.declared is None else _merge_patch(caps, self.declared)
 
     # -- requests ------------------------------------------------------------------
     def take_request(self, msg):
@@ -7255,7 +7254,7 @@ class _Tasks(object):
         caps = session.server_capabilities.get("tasks")
         requests = caps.get("requests") if isinstance(caps, dict) else None
         tools = requests.get("tools") if isinstance(requests, dict) else None
-        if session.modern or not isinstance(tools, dict) or "call" not in tools:
+        if not isinstance(tools, dict) or "call" not in tools:
             return None
         if self._support is None:  # (listed once; again after tools/list_changed)
             session.list_tools(True)
@@ -7380,13 +7379,11 @@ class _Tasks(object):
             task._push(params)
 
     def progress(self, params):
-        """A 2025-11-25 task's progress (it keeps its call's token); False when not one of ours."""
+        """A 2025-11-25 task's progress (it keeps its call's token); ignored when not one of ours."""
         with self._lock:
             task = self._tokens.get(params.get("progressToken"))
-        if task is None:
-            return False
-        task._on_progress(params)
-        return True
+        if task is not None:
+            task._on_progress(params)
 
     def end_all(self, error):
         """The connection is gone: every task being followed ends its wait at once."""
@@ -8004,6 +8001,7 @@ class Group(object):
 # host), no credentials across origins on a redirect, a deadline on every exchange.
 # ---------------------------------------------------------------------------
 
+# OAuth request parameters whose values are secrets: logged as <redacted>.
 _SECRET_PARAMS = ("client_secret", "code", "code_verifier", "refresh_token", "client_assertion", "assertion",
                   "subject_token", "access_token", "id_token")
 _GRANT_JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
@@ -8022,7 +8020,6 @@ _GRANTS = ("authorization_code", "client_credentials", "cross_app_access", "jwt-
 # Keys that guard more deserve a vetted constant-time library.
 
 _P256_P = 0xFFFFFFFF00000001000000000000000000000000FFFFFFFFFFFFFFFFFFFFFFFF
-_P256_B = 0x5AC635D8AA3A93E7B3EBBD55769886BC651D06B0CC53B0F63BCE3C3E27D2604B
 _P256_N = 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551
 _P256_G = (0x6B17D1F2E12C4247F8BCE6E563A440F277037D812DEB33A0F4A13945D898C296,
            0x4FE342E2FE1A7F9B8EE7EB4A7C0F9E162BCE33576B315ECECBB6406837BF51F5)
