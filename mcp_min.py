@@ -255,6 +255,14 @@ SCHEMA_SMALL = 16  # an object of at most this many properties (and required nam
 #   checked: counting would cost a small output's check a tenth of its time, and what it leads to is at most
 #   that many visits, each counted on (a subschema with subschemas counts a step).
 _TRACE_CHARS = 4000  # a traced message longer than this is shortened in the log.
+_SHOWN_JSON_CHARS = 100000  # JSON made for an error message or a log line stops here (and is shortened where shown).
+_EXCERPT_CHARS = 300  # what an error message quotes of a body, of error data, or of a line that is not JSON.
+_ERROR_BODY_BYTES = 2000  # of a non-2xx body, decoded as HttpError.body (its message quotes an excerpt).
+_HTML_SNIFF_CHARS = 1000  # the start of a body searched for an HTML tag: an error page, not an answer.
+_MAX_ROUTES = HTTP_POOL_SIZE * 8  # URLs whose _Route is kept: a bounded memo (URLs are few: the server's, OAuth's).
+_LEAST_TIMEOUT = 0.001  # seconds: a task request's timeout once its deadline has passed (it times out at once).
+_MAX_EXPIRES_IN = 1e9  # seconds (about 31 years): a token's larger expires_in is taken as none.
+_LISTENER_POLL = 0.1  # seconds between the OAuth redirect listener's looks for shutdown(): what close() waits.
 
 # Skills (SEP-2640).  A skill past the SEP's limits (servers should serve no more) is refused
 # before any of its files is read; its frontmatter is parsed under bounds, hostile or not.
@@ -329,7 +337,7 @@ class RequestError(McpError):
         if method:
             text = "%s failed: %s" % (method, text)
         if data is not None:
-            text += ": " + _shorten(_dumps_for_humans(data), 300)
+            text += ": " + _shorten(_dumps_for_humans(data), _EXCERPT_CHARS)
         McpError.__init__(self, text)
 
 
@@ -520,13 +528,13 @@ def _body_excerpt(body):
     """What an error message shows of an HTTP body: one line of it; a web page by its title (a
     proxy's or a web server's error page would otherwise fill the message with markup)."""
     text = body.strip()
-    if text[:1] == "<" and re.search(r"<(!doctype\s+html|html|head|body)\b", text[:1000], re.I):
+    if text[:1] == "<" and re.search(r"<(!doctype\s+html|html|head|body)\b", text[:_HTML_SNIFF_CHARS], re.I):
         title = re.search(r"<title[^>]*>(.*?)</title>", text, re.I | re.S)
         if title and title.group(1).strip():
             return 'an HTML page titled "%s"' % _shorten(" ".join(title.group(1).split()), 100)
         words = re.sub(r"<[^>]*>", " ", re.sub(r"(?is)<(script|style)\b.*?</\1\s*>", " ", text)).split()
         return "an HTML page" + (': "%s"' % _shorten(" ".join(words), 100) if words else "")
-    return _shorten(" ".join(text.split()), 300)
+    return _shorten(" ".join(text.split()), _EXCERPT_CHARS)
 
 
 def _shorten(text, limit):
@@ -563,9 +571,9 @@ def _dumps_for_humans(value):
     """JSON for an error message or a log line; never fails (server data can be anything, nested
     past the recursion limit too: then json.dumps and repr() both fail, _glimpse does not)."""
     try:
-        return _dumps_shown(value)[:100000]
+        return _dumps_shown(value)[:_SHOWN_JSON_CHARS]
     except (ValueError, TypeError, RecursionError):
-        return _glimpse(value, 100000)
+        return _glimpse(value, _SHOWN_JSON_CHARS)
 
 
 def _glimpse(value, limit=None):
@@ -3966,10 +3974,11 @@ class _StdioTransport(_Transport):
                         line = None
                         msg = loads(text)
                     except (ValueError, RecursionError):  # (UnicodeDecodeError, JSON nested too deeply)
-                        shown = bytes(line[:300]) if line is not None else text[:300].encode("utf-8")
+                        shown = bytes(line[:_EXCERPT_CHARS]) if line is not None else (
+                            text[:_EXCERPT_CHARS].encode("utf-8"))
                         if shown.strip():
                             _log.warning("%s wrote a line that is not JSON: %s", self.name,
-                                         _shorten(repr(shown[:300]), 200))
+                                         _shorten(repr(shown[:_EXCERPT_CHARS]), 200))
                         continue
                     finally:
                         text = None
@@ -4803,7 +4812,7 @@ class _HttpEngine(object):
         route = self._routes.get(url)
         if route is None:
             route = _Route(url)
-            if len(self._routes) >= HTTP_POOL_SIZE * 8:  # a bounded memo (URLs are few: the server's, OAuth's)
+            if len(self._routes) >= _MAX_ROUTES:
                 self._routes.clear()
             self._routes[url] = route
         if route.proxy_headers:  # (Proxy-Authorization to an HTTP proxy)
@@ -4972,7 +4981,7 @@ def _session_gone(answer, session_id):
 
 def _status_error(answer, method, session_id=None):
     """The exception for a non-2xx answer (``session_id``: the one the message carried)."""
-    text = answer.body[:2000].decode("utf-8", "replace")
+    text = answer.body[:_ERROR_BODY_BYTES].decode("utf-8", "replace")
     if method != "initialize" and _session_gone(answer, session_id):
         return _SessionExpired("%s no longer knows our session" % answer.url, session_id)
     challenge = _parse_www_authenticate(answer.headers.get("WWW-Authenticate", ""))
@@ -5158,7 +5167,7 @@ class _StreamableHttpTransport(_Transport):
             try:
                 msg = _decode(body)
             except ValueError:
-                raise HttpError(self.url, answer.status, body[:300].decode("utf-8", "replace"),
+                raise HttpError(self.url, answer.status, body[:_EXCERPT_CHARS].decode("utf-8", "replace"),
                                 "with a body that is not JSON")
             self._router.receive(msg)
         elif ctype == "text/event-stream":
@@ -7619,7 +7628,7 @@ class Task(object):
         ours = self._session.timeout if bounded else None
         if left is None:
             return ours
-        left = max(left, 0.001)  # (past it, the request times out at once; _drive reports _Expired)
+        left = max(left, _LEAST_TIMEOUT)  # (past it, the request times out at once; _drive reports _Expired)
         return left if ours is None else min(ours, left)
 
     # -- status -----------------------------------------------------------------
@@ -8355,7 +8364,7 @@ def _take(state, answer, scope, issuer, resource, client):
     elif (state.get("tokens") or {}).get("refresh_token") and state.get("issuer") == issuer:
         kept["refresh_token"] = state["tokens"]["refresh_token"]  # refresh answers may omit it
     expires_in = answer.get("expires_in")
-    if isinstance(expires_in, (int, float)) and not isinstance(expires_in, bool) and 0 <= expires_in < 1e9:
+    if isinstance(expires_in, (int, float)) and not isinstance(expires_in, bool) and 0 <= expires_in < _MAX_EXPIRES_IN:
         kept["expires_at"] = time.time() + expires_in
     state.update(tokens=kept, issuer=issuer, resource=resource, scope=scope, client=client)
 
@@ -8595,8 +8604,8 @@ class _LoopbackListener(object):
         self.server = Server(("127.0.0.1", port), Handler)
         self.port = self.server.server_address[1]
         self.uri = "http://127.0.0.1:%d/callback" % self.port
-        try:  # (close() waits <= 0.1 s for serve_forever to notice)
-            self.thread = _start_thread(self.server.serve_forever, "mcp_min-oauth-callback", (0.1,),
+        try:
+            self.thread = _start_thread(self.server.serve_forever, "mcp_min-oauth-callback", (_LISTENER_POLL,),
                                         "catch the login redirect")
         except McpError:
             self.server.server_close()
