@@ -256,7 +256,11 @@ SCHEMA_SMALL = 16  # an object of at most this many properties (and required nam
 #   that many visits, each counted on (a subschema with subschemas counts a step).
 _TRACE_CHARS = 4000  # a traced message longer than this is shortened in the log.
 _SHOWN_JSON_CHARS = 100000  # JSON made for an error message or a log line stops here (and is shortened where shown).
-_EXCERPT_CHARS = 300  # what an error message quotes of a body, of error data, or of a line that is not JSON.
+_EXCERPT_CHARS = 300  # what a message quotes of a body, a result, error data, a description, a line not JSON.
+_SHOWN_CHARS = 200  # what a log line or an error quotes of a message, an answer, a URL or a reference.
+_QUOTE_CHARS = 100  # a name, key, pattern, cursor or small value quoted inside a sentence.
+_COLUMN_CHARS = 80  # one value of a line that shows several (a table row, two differing fields).
+_SERVER_ERROR_CHARS = 500  # an error the server sent unasked, in the log.
 _ERROR_BODY_BYTES = 2000  # of a non-2xx body, decoded as HttpError.body (its message quotes an excerpt).
 _HTML_SNIFF_CHARS = 1000  # the start of a body searched for an HTML tag: an error page, not an answer.
 _MAX_ROUTES = HTTP_POOL_SIZE * 8  # URLs whose _Route is kept: a bounded memo (URLs are few: the server's, OAuth's).
@@ -531,9 +535,9 @@ def _body_excerpt(body):
     if text[:1] == "<" and re.search(r"<(!doctype\s+html|html|head|body)\b", text[:_HTML_SNIFF_CHARS], re.I):
         title = re.search(r"<title[^>]*>(.*?)</title>", text, re.I | re.S)
         if title and title.group(1).strip():
-            return 'an HTML page titled "%s"' % _shorten(" ".join(title.group(1).split()), 100)
+            return 'an HTML page titled "%s"' % _shorten(" ".join(title.group(1).split()), _QUOTE_CHARS)
         words = re.sub(r"<[^>]*>", " ", re.sub(r"(?is)<(script|style)\b.*?</\1\s*>", " ", text)).split()
-        return "an HTML page" + (': "%s"' % _shorten(" ".join(words), 100) if words else "")
+        return "an HTML page" + (': "%s"' % _shorten(" ".join(words), _QUOTE_CHARS) if words else "")
     return _shorten(" ".join(text.split()), _EXCERPT_CHARS)
 
 
@@ -645,7 +649,7 @@ def _to_json(value):
     try:
         return _dumps(value)
     except ValueError as e:
-        raise ValueError("cannot send %s: NaN and Infinity are not JSON" % _shorten(repr(value), 100)) \
+        raise ValueError("cannot send %s: NaN and Infinity are not JSON" % _shorten(repr(value), _QUOTE_CHARS)) \
             if "not JSON compliant" in str(e) else e
     except RecursionError:
         raise ValueError("cannot send a value nested this deeply")
@@ -703,7 +707,7 @@ def _error_from(msg, method=None):
     """The exception for an error answer."""
     err = msg.get("error")
     if not isinstance(err, dict):
-        return McpError("malformed error answer to %s: %s" % (method, _shorten(_dumps_for_humans(msg), 200)))
+        return McpError("malformed error answer to %s: %s" % (method, _shorten(_dumps_for_humans(msg), _SHOWN_CHARS)))
     code = err.get("code")
     message = err.get("message")
     cls = UrlElicitationRequired if code == URL_ELICITATION_REQUIRED else RequestError
@@ -714,7 +718,7 @@ def _error_from(msg, method=None):
 def _result_dict(method, result):
     if not isinstance(result, dict):
         raise McpError("%s answered with a result that is not an object: %s"
-                       % (method, _shorten(_dumps_for_humans(result), 200)))
+                       % (method, _shorten(_dumps_for_humans(result), _SHOWN_CHARS)))
     return result
 
 
@@ -1191,7 +1195,7 @@ class _Dispatcher(object):
                 for m in msg:
                     self.receive(m)
             else:
-                _log.warning("ignored a message that is not an object: %s", _shorten(repr(msg), 200))
+                _log.warning("ignored a message that is not an object: %s", _shorten(repr(msg), _SHOWN_CHARS))
             return
         method = msg.get("method")
         if method is None:
@@ -1200,12 +1204,13 @@ class _Dispatcher(object):
             if _is_id(msg["id"]) and isinstance(method, str):
                 self._on_request(msg)
             else:
-                _log.warning("ignored a malformed request: %s", _shorten(_dumps_for_humans(msg), 200))
+                _log.warning("ignored a malformed request: %s", _shorten(_dumps_for_humans(msg), _SHOWN_CHARS))
         elif isinstance(method, str):
             params = msg.get("params")
             self._on_notification(method, params if isinstance(params, dict) else {})
         else:
-            _log.warning("ignored a message whose method is not a string: %s", _shorten(_dumps_for_humans(msg), 200))
+            _log.warning("ignored a message whose method is not a string: %s",
+                         _shorten(_dumps_for_humans(msg), _SHOWN_CHARS))
 
     def _answer(self, msg):
         rid = msg.get("id")
@@ -1220,7 +1225,8 @@ class _Dispatcher(object):
             if ended is not None:  # the server ended a listen
                 ended._end(_error_from(msg, "subscriptions/listen") if "error" in msg else None)
         elif "error" in msg and rid is None:
-            _log.warning("server reported an error: %s", _shorten(_dumps_for_humans(msg.get("error")), 500))
+            _log.warning("server reported an error: %s",
+                         _shorten(_dumps_for_humans(msg.get("error")), _SERVER_ERROR_CHARS))
         else:
             _log.debug("ignored an answer to unknown request id %r", rid)
 
@@ -1271,7 +1277,7 @@ def _choose_version(supported):
         if version in supported:
             return version
     raise McpError("no protocol version in common: the server supports %s, mcp_min supports %s"
-                   % (_shorten(", ".join(map(str, supported)), 300), ", ".join(SUPPORTED_VERSIONS)))
+                   % (_shorten(", ".join(map(str, supported)), _EXCERPT_CHARS), ", ".join(SUPPORTED_VERSIONS)))
 
 
 def _field(result, key, kind, method, default=None):
@@ -1281,7 +1287,7 @@ def _field(result, key, kind, method, default=None):
         return default
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
         raise McpError("%s answered with %r of the wrong type: %s"
-                       % (method, key, _shorten(_dumps_for_humans(value), 100)))
+                       % (method, key, _shorten(_dumps_for_humans(value), _QUOTE_CHARS)))
     return value
 
 
@@ -1619,7 +1625,7 @@ def _skill_files(entry):
         raise SkillVerificationError(uri if isinstance(uri, str) else None, None, problem, detail)
 
     if not isinstance(uri, str) or "://" not in uri or not uri.endswith("/SKILL.md"):
-        bad("a skill entry's uri must be that of a SKILL.md, not %s" % _shorten(_dumps_for_humans(uri), 100))
+        bad("a skill entry's uri must be that of a SKILL.md, not %s" % _shorten(_dumps_for_humans(uri), _QUOTE_CHARS))
     root, frontmatter, files = uri[:-len("/SKILL.md")], entry.get("frontmatter"), entry.get("resources")
     if not isinstance(frontmatter, dict) or frontmatter.get("name") != root.rsplit("/", 1)[-1]:
         bad("the entry's frontmatter does not name the skill %r (its path's last segment)" % root.rsplit("/", 1)[-1])
@@ -1633,7 +1639,7 @@ def _skill_files(entry):
     for item in files:
         file_uri = item.get("uri") if isinstance(item, dict) else None
         if not isinstance(file_uri, str):
-            bad("a file of the entry has no uri: %s" % _shorten(_dumps_for_humans(item), 100))
+            bad("a file of the entry has no uri: %s" % _shorten(_dumps_for_humans(item), _QUOTE_CHARS))
         if not isinstance(item.get("digest"), str) or not re.match(r"sha256:[0-9a-f]{64}\Z", item["digest"]):
             bad("%s: the entry's digest is not sha256:<64 lowercase hex digits>" % file_uri)
         if type(item.get("size")) is not int or item["size"] < 0:
@@ -1683,7 +1689,7 @@ def _skill_md(skill, entry, data):
               if k not in frontmatter or k not in listed or not _same_json(frontmatter[k], listed[k])]
     if differ:
         def show(fields, k):
-            return _shorten(_dumps_for_humans(fields[k]), 80) if k in fields else "(absent)"
+            return _shorten(_dumps_for_humans(fields[k]), _COLUMN_CHARS) if k in fields else "(absent)"
         raise SkillVerificationError(skill, skill, "frontmatter", "frontmatter differs from the entry: " + "; ".join(
             "%s: the entry says %s, the file says %s" % (k, show(listed, k), show(frontmatter, k)) for k in differ),
             {k: listed[k] for k in differ if k in listed}, {k: frontmatter[k] for k in differ if k in frontmatter})
@@ -1899,8 +1905,8 @@ def _plain_url(url):
     """A URL as an error may show it: no user info, query or fragment."""
     parts = _split_url(url)[0]
     if parts is None:
-        return _shorten(repr(url), 200)
-    return _shorten("%s://%s%s" % (parts.scheme, parts.netloc.rpartition("@")[2], parts.path), 200)
+        return _shorten(repr(url), _SHOWN_CHARS)
+    return _shorten("%s://%s%s" % (parts.scheme, parts.netloc.rpartition("@")[2], parts.path), _SHOWN_CHARS)
 
 
 class _SseParser(object):
@@ -2368,7 +2374,7 @@ def _translate_pattern(pattern):
         raise _SchemaError("pattern of %d characters (mcp_min checks up to %d)" % (len(pattern), SCHEMA_PATTERN_CHARS))
 
     def refuse(why):
-        raise _SchemaError("pattern %r: %s" % (_shorten(pattern, 100), why))
+        raise _SchemaError("pattern %r: %s" % (_shorten(pattern, _QUOTE_CHARS), why))
 
     def atom(text, literal=None):  # ``literal``: the one character the atom matches, if it is one
         group = groups[-1]
@@ -2529,7 +2535,7 @@ def _pattern_search(pattern):
     try:
         found = re.compile(text).search
     except (re.error, OverflowError, RecursionError) as e:
-        raise _SchemaError("pattern %r: %s" % (_shorten(pattern, 100), e))
+        raise _SchemaError("pattern %r: %s" % (_shorten(pattern, _QUOTE_CHARS), e))
     return found, int(SCHEMA_PATTERN_WORK ** (1.0 / degree)), degree
 
 
@@ -2678,11 +2684,11 @@ class _SchemaCompiler(object):
             fragment = urllib.parse.unquote(fragment)
         if where not in self.resources:
             raise _SchemaError("$ref %r points outside the schema (%s); mcp_min never fetches schemas"
-                              % (_shorten(ref, 200), _shorten(where, 200)))
+                              % (_shorten(ref, _SHOWN_CHARS), _shorten(where, _SHOWN_CHARS)))
         if fragment and not fragment.startswith("/"):
             found = self.anchors.get(where + "#" + fragment)
             if found is None:
-                raise _SchemaError("$ref %r: no $anchor %r in the schema" % (_shorten(ref, 200), fragment))
+                raise _SchemaError("$ref %r: no $anchor %r in the schema" % (_shorten(ref, _SHOWN_CHARS), fragment))
             return found
         node = self.resources[where]
         for token in fragment.split("/")[1:]:
@@ -2692,7 +2698,7 @@ class _SchemaCompiler(object):
             elif isinstance(node, list) and token.isascii() and token.isdigit() and int(token) < len(node):
                 node = node[int(token)]
             else:
-                raise _SchemaError("$ref %r: the schema has nothing there" % _shorten(ref, 200))
+                raise _SchemaError("$ref %r: the schema has nothing there" % _shorten(ref, _SHOWN_CHARS))
         return node
 
     def node(self, schema):
@@ -2935,13 +2941,14 @@ def _kw_strings(compiler, schema, _):
             n = len(value)
             if n > longest:
                 return _Mismatch("a string of %d characters is too long to check against the pattern %r "
-                                 "(mcp_min checks up to %d)" % (n, _shorten(pattern, 100), longest))
+                                 "(mcp_min checks up to %d)" % (n, _shorten(pattern, _QUOTE_CHARS), longest))
             if n > free:
                 work = run.work = run.work - n ** degree  # (the worst case: see _translate_pattern)
                 if work < 0:
                     run.look()
             if search(value) is None:
-                return _Mismatch(lambda: "%s does not match the pattern %r" % (_short(value), _shorten(pattern, 100)))
+                return _Mismatch(lambda: "%s does not match the pattern %r" % (
+                    _short(value), _shorten(pattern, _QUOTE_CHARS)))
         return None
     return check
 
@@ -2964,7 +2971,7 @@ def _kw_object(compiler, schema, _):
     other = compiler.node(schema["additionalProperties"]) if "additionalProperties" in schema else None
 
     def unexpected(key, found):
-        return _Mismatch("the property %r is not allowed" % _shorten(key, 100)) if other is _reject else found
+        return _Mismatch("the property %r is not allowed" % _shorten(key, _QUOTE_CHARS)) if other is _reject else found
 
     table = {key: (sub, _passing_types(sub)) for key, sub in props.items()}  # for plain()
     otherwise = (other, _passing_types(other)) if other is not None else None
@@ -3021,7 +3028,7 @@ def _kw_object(compiler, schema, _):
                     break
                 if len(key) > longest:
                     found = _Mismatch("the property name is too long to check against the pattern %r"
-                                      % _shorten(pattern, 100))
+                                      % _shorten(pattern, _QUOTE_CHARS))
                     break
                 work = run.work = run.work - len(key) ** degree
                 if work < 0:
@@ -3067,7 +3074,7 @@ def _kw_property_names(compiler, schema, value):
             for key in value:
                 found = sub(key, None, run, depth)
                 if found is not None:
-                    found.message = "property name %r: %s" % (_shorten(key, 100), found.message)
+                    found.message = "property name %r: %s" % (_shorten(key, _QUOTE_CHARS), found.message)
                     return found
         return None
     return check
@@ -3359,7 +3366,8 @@ def _unevaluated_properties(compiler, schema, value):
                     found = sub(item, None, run, depth)
                     if found is not None:
                         if sub is _reject:
-                            found = _Mismatch("the property %r is not allowed (unevaluated)" % _shorten(key, 100))
+                            found = _Mismatch("the property %r is not allowed (unevaluated)"
+                                              % _shorten(key, _QUOTE_CHARS))
                         found.parts.append(key)
                         return found
             own.props.update(value)
@@ -3978,7 +3986,7 @@ class _StdioTransport(_Transport):
                             text[:_EXCERPT_CHARS].encode("utf-8"))
                         if shown.strip():
                             _log.warning("%s wrote a line that is not JSON: %s", self.name,
-                                         _shorten(repr(shown[:_EXCERPT_CHARS]), 200))
+                                         _shorten(repr(shown[:_EXCERPT_CHARS]), _SHOWN_CHARS))
                         continue
                     finally:
                         text = None
@@ -5193,7 +5201,7 @@ class _StreamableHttpTransport(_Transport):
             try:
                 msg = _decode(data)
             except ValueError:
-                _log.warning("%s sent an SSE event that is not JSON: %s", self.name, _shorten(data, 200))
+                _log.warning("%s sent an SSE event that is not JSON: %s", self.name, _shorten(data, _SHOWN_CHARS))
                 return False
             try:
                 receive(msg)
@@ -5763,7 +5771,8 @@ class _Inbox(object):
         try:
             self._notification(method, params)
         except (TypeError, AttributeError, ValueError):  # unhashable ids, a _meta that is not an object...
-            _log.warning("ignored a malformed %s notification: %s", method, _shorten(_dumps_for_humans(params), 200))
+            _log.warning("ignored a malformed %s notification: %s", method,
+                         _shorten(_dumps_for_humans(params), _SHOWN_CHARS))
 
     def _notification(self, method, params):
         if method == "notifications/progress":
@@ -6131,7 +6140,7 @@ class _Session(object):
         if not isinstance(result.get("supportedVersions"), list):
             if pinned:
                 raise McpError("server/discover answer has no supportedVersions: %s"
-                               % _shorten(_dumps_for_humans(result), 300))
+                               % _shorten(_dumps_for_humans(result), _EXCERPT_CHARS))
             return self._legacy(None, "no supportedVersions")
         chosen = _choose_version(result["supportedVersions"])
         if chosen not in MODERN_VERSIONS:
@@ -6431,7 +6440,7 @@ class _Session(object):
                 return result  # (a task is followed by the caller of this)
             if kind != "input_required" or fut.method not in _INPUT_METHODS:
                 raise McpError("%s answered with resultType %r, which mcp_min does not know"
-                               % (fut.method, _shorten(kind, 100) if isinstance(kind, str) else kind))
+                               % (fut.method, _shorten(kind, _QUOTE_CHARS) if isinstance(kind, str) else kind))
             asked = _field(result, "inputRequests", dict, fut.method, {})
             if isinstance(fut._finish, _Keep):
                 fut._finish.after_input = True  # what answers made is never cached (spec)
@@ -6467,9 +6476,9 @@ class _Session(object):
                 break
             if not isinstance(cursor, str):
                 raise McpError("%s answered with a nextCursor that is not a string: %s"
-                               % (method, _shorten(_dumps_for_humans(cursor), 100)))
+                               % (method, _shorten(_dumps_for_humans(cursor), _QUOTE_CHARS)))
             if cursor in seen:
-                raise McpError("%s repeated the cursor %r; stopping" % (method, _shorten(cursor, 100)))
+                raise McpError("%s repeated the cursor %r; stopping" % (method, _shorten(cursor, _QUOTE_CHARS)))
             seen.add(cursor)
         else:
             raise McpError("%s returned more than %d pages; stopping" % (method, MAX_PAGES))
@@ -7291,7 +7300,7 @@ class _Tasks(object):
                 return None
         if not isinstance(state.get("taskId"), str) or not isinstance(state.get("status"), str):
             raise McpError("%s answered with resultType 'task' but no valid task (taskId, status): %s"
-                           % (fut.method, _shorten(_dumps_for_humans(result), 200)))
+                           % (fut.method, _shorten(_dumps_for_humans(result), _SHOWN_CHARS)))
         task = Task(self._session, state["taskId"], state, fut._progress)
         with self._lock:
             self._by_future[fut] = task
@@ -7613,7 +7622,8 @@ class Task(object):
         result = self._request("tasks/get", {"taskId": self.id}, deadline)
         state = {k: v for k, v in result.items() if k not in ("resultType", "_meta")}
         if not isinstance(state.get("status"), str):
-            raise McpError("tasks/get answered without a status: %s" % _shorten(_dumps_for_humans(result), 300))
+            raise McpError("tasks/get answered without a status: %s"
+                           % _shorten(_dumps_for_humans(result), _EXCERPT_CHARS))
         self._update(state)
         return state
 
@@ -8442,10 +8452,10 @@ def _authorization_response(redirect, state, issuer, meta):
     if "iss" in answer or meta.get("authorization_response_iss_parameter_supported"):
         if answer.get("iss") != issuer:
             raise AuthError("OAuth: the authorization response came from issuer %r, expected %r (RFC 9207); "
-                            "discarding it" % (_shorten(str(answer.get("iss")), 200), issuer))
+                            "discarding it" % (_shorten(str(answer.get("iss")), _SHOWN_CHARS), issuer))
     if answer.get("error"):
         raise AuthError("OAuth: authorization was refused: %s%s" % (
-            _shorten(answer["error"], 200), " (%s)" % _shorten(answer["error_description"], 300)
+            _shorten(answer["error"], _SHOWN_CHARS), " (%s)" % _shorten(answer["error_description"], _EXCERPT_CHARS)
             if answer.get("error_description") else ""), answer["error"], answer.get("error_description"))
     if not answer.get("code"):
         raise AuthError("OAuth: the authorization response has no code")
@@ -8460,7 +8470,7 @@ def _register(fetch, endpoint, request):
     if status not in (200, 201) or not isinstance(doc.get("client_id"), str) or not doc["client_id"].strip():
         raise AuthError("OAuth: dynamic client registration at %s failed with HTTP %s: %s; pass "
                         "OAuth(client_id=...) instead" % (_plain_url(endpoint), status, _shorten(
-                            doc.get("error") or body.decode("utf-8", "replace"), 200)))
+                            doc.get("error") or body.decode("utf-8", "replace"), _SHOWN_CHARS)))
     return doc
 
 
@@ -8489,7 +8499,7 @@ def _discover(get_json, server_url, challenge):
         if not isinstance(claimed, str) or not _resource_covers(claimed, server_url):
             raise AuthError("OAuth: the protected resource metadata at %s names resource %r, which is not "
                             "the server %s; refusing to authorize (check the server URL)"
-                            % (_plain_url(url), _shorten(str(claimed), 200), _plain_url(server_url)))
+                            % (_plain_url(url), _shorten(str(claimed), _SHOWN_CHARS), _plain_url(server_url)))
         resource = claimed
         servers = prm.get("authorization_servers") or []
         if not isinstance(servers, list) or not servers or not isinstance(servers[0], str):
@@ -8513,7 +8523,7 @@ def _discover(get_json, server_url, challenge):
     same_party = prm is None and isinstance(named, str) and _origin(named) == _origin(origin)
     if named != issuer and not same_party:
         raise AuthError("OAuth: the authorization server metadata for %s says issuer %r; refusing to use it "
-                        "(RFC 8414 requires them to match)" % (_plain_url(issuer), _shorten(str(named), 200)))
+                        "(RFC 8414 requires them to match)" % (_plain_url(issuer), _shorten(str(named), _SHOWN_CHARS)))
     return resource, prm, named, meta
 
 def _as_metadata(get_json, issuer):
@@ -8878,12 +8888,12 @@ class OAuth(object):
                 break
         if status != 200 or not doc:
             secrets = [v for k, v in params.items() if k in _SECRET_PARAMS] + list(headers.values())
-            detail = doc.get("error") or _shorten(raw.decode("utf-8", "replace"), 200)
+            detail = doc.get("error") or _shorten(raw.decode("utf-8", "replace"), _SHOWN_CHARS)
             description = doc.get("error_description")
             description = _redacted(description, secrets) if isinstance(description, str) else None
             raise AuthError("OAuth: %s to %s failed with HTTP %s: %s%s" % (
                 what, _plain_url(url), status, _redacted(str(detail), secrets),
-                " (%s)" % _shorten(description, 300) if description else ""), doc.get("error"), description)
+                " (%s)" % _shorten(description, _EXCERPT_CHARS) if description else ""), doc.get("error"), description)
         return doc
 
     # -- the flows ---------------------------------------------------------------------
@@ -9945,7 +9955,7 @@ def _run_servers(opts):
         _print([{k: v for k, v in row.items() if k != "what"} for row in rows], True)
     else:
         for row in (row for row in rows if "what" in row):
-            _out("%s  %s  (%s: %s)" % (row["name"], _shorten(row["what"], 80), row["host"], row["file"]))
+            _out("%s  %s  (%s: %s)" % (row["name"], _shorten(row["what"], _COLUMN_CHARS), row["host"], row["file"]))
     for problem in problems:  # (a project's config file comes with its repository: shown as server text)
         _stderr_line("mcp_min: error: %s" % problem)
     return EXIT_USAGE if problems else EXIT_OK
