@@ -255,6 +255,18 @@ SCHEMA_SMALL = 16  # an object of at most this many properties (and required nam
 #   checked: counting would cost a small output's check a tenth of its time, and what it leads to is at most
 #   that many visits, each counted on (a subschema with subschemas counts a step).
 _TRACE_CHARS = 4000  # a traced message longer than this is shortened in the log.
+_SHOWN_JSON_CHARS = 100000  # JSON made for an error message or a log line stops here (and is shortened where shown).
+_EXCERPT_CHARS = 300  # what a message quotes of a body, a result, error data, a description, a line not JSON.
+_SHOWN_CHARS = 200  # what a log line or an error quotes of a message, an answer, a URL or a reference.
+_QUOTE_CHARS = 100  # a name, key, pattern, cursor or small value quoted inside a sentence.
+_COLUMN_CHARS = 80  # one value of a line that shows several (a table row, two differing fields).
+_SERVER_ERROR_CHARS = 500  # an error the server sent unasked, in the log.
+_ERROR_BODY_BYTES = 2000  # of a non-2xx body, decoded as HttpError.body (its message quotes an excerpt).
+_HTML_SNIFF_CHARS = 1000  # the start of a body searched for an HTML tag: an error page, not an answer.
+_MAX_ROUTES = HTTP_POOL_SIZE * 8  # URLs whose _Route is kept: a bounded memo (URLs are few: the server's, OAuth's).
+_LEAST_TIMEOUT = 0.001  # seconds: a task request's timeout once its deadline has passed (it times out at once).
+_MAX_EXPIRES_IN = 1e9  # seconds (about 31 years): a token's larger expires_in is taken as none.
+_LISTENER_POLL = 0.1  # seconds between the OAuth redirect listener's looks for shutdown(): what close() waits.
 
 # Skills (SEP-2640).  A skill past the SEP's limits (servers should serve no more) is refused
 # before any of its files is read; its frontmatter is parsed under bounds, hostile or not.
@@ -329,7 +341,7 @@ class RequestError(McpError):
         if method:
             text = "%s failed: %s" % (method, text)
         if data is not None:
-            text += ": " + _shorten(_dumps_for_humans(data), 300)
+            text += ": " + _shorten(_dumps_for_humans(data), _EXCERPT_CHARS)
         McpError.__init__(self, text)
 
 
@@ -520,13 +532,13 @@ def _body_excerpt(body):
     """What an error message shows of an HTTP body: one line of it; a web page by its title (a
     proxy's or a web server's error page would otherwise fill the message with markup)."""
     text = body.strip()
-    if text[:1] == "<" and re.search(r"<(!doctype\s+html|html|head|body)\b", text[:1000], re.I):
+    if text[:1] == "<" and re.search(r"<(!doctype\s+html|html|head|body)\b", text[:_HTML_SNIFF_CHARS], re.I):
         title = re.search(r"<title[^>]*>(.*?)</title>", text, re.I | re.S)
         if title and title.group(1).strip():
-            return 'an HTML page titled "%s"' % _shorten(" ".join(title.group(1).split()), 100)
+            return 'an HTML page titled "%s"' % _shorten(" ".join(title.group(1).split()), _QUOTE_CHARS)
         words = re.sub(r"<[^>]*>", " ", re.sub(r"(?is)<(script|style)\b.*?</\1\s*>", " ", text)).split()
-        return "an HTML page" + (': "%s"' % _shorten(" ".join(words), 100) if words else "")
-    return _shorten(" ".join(text.split()), 300)
+        return "an HTML page" + (': "%s"' % _shorten(" ".join(words), _QUOTE_CHARS) if words else "")
+    return _shorten(" ".join(text.split()), _EXCERPT_CHARS)
 
 
 def _shorten(text, limit):
@@ -563,9 +575,9 @@ def _dumps_for_humans(value):
     """JSON for an error message or a log line; never fails (server data can be anything, nested
     past the recursion limit too: then json.dumps and repr() both fail, _glimpse does not)."""
     try:
-        return _dumps_shown(value)[:100000]
+        return _dumps_shown(value)[:_SHOWN_JSON_CHARS]
     except (ValueError, TypeError, RecursionError):
-        return _glimpse(value, 100000)
+        return _glimpse(value, _SHOWN_JSON_CHARS)
 
 
 def _glimpse(value, limit=None):
@@ -637,7 +649,7 @@ def _to_json(value):
     try:
         return _dumps(value)
     except ValueError as e:
-        raise ValueError("cannot send %s: NaN and Infinity are not JSON" % _shorten(repr(value), 100)) \
+        raise ValueError("cannot send %s: NaN and Infinity are not JSON" % _shorten(repr(value), _QUOTE_CHARS)) \
             if "not JSON compliant" in str(e) else e
     except RecursionError:
         raise ValueError("cannot send a value nested this deeply")
@@ -695,7 +707,7 @@ def _error_from(msg, method=None):
     """The exception for an error answer."""
     err = msg.get("error")
     if not isinstance(err, dict):
-        return McpError("malformed error answer to %s: %s" % (method, _shorten(_dumps_for_humans(msg), 200)))
+        return McpError("malformed error answer to %s: %s" % (method, _shorten(_dumps_for_humans(msg), _SHOWN_CHARS)))
     code = err.get("code")
     message = err.get("message")
     cls = UrlElicitationRequired if code == URL_ELICITATION_REQUIRED else RequestError
@@ -706,7 +718,7 @@ def _error_from(msg, method=None):
 def _result_dict(method, result):
     if not isinstance(result, dict):
         raise McpError("%s answered with a result that is not an object: %s"
-                       % (method, _shorten(_dumps_for_humans(result), 200)))
+                       % (method, _shorten(_dumps_for_humans(result), _SHOWN_CHARS)))
     return result
 
 
@@ -1183,7 +1195,7 @@ class _Dispatcher(object):
                 for m in msg:
                     self.receive(m)
             else:
-                _log.warning("ignored a message that is not an object: %s", _shorten(repr(msg), 200))
+                _log.warning("ignored a message that is not an object: %s", _shorten(repr(msg), _SHOWN_CHARS))
             return
         method = msg.get("method")
         if method is None:
@@ -1192,12 +1204,13 @@ class _Dispatcher(object):
             if _is_id(msg["id"]) and isinstance(method, str):
                 self._on_request(msg)
             else:
-                _log.warning("ignored a malformed request: %s", _shorten(_dumps_for_humans(msg), 200))
+                _log.warning("ignored a malformed request: %s", _shorten(_dumps_for_humans(msg), _SHOWN_CHARS))
         elif isinstance(method, str):
             params = msg.get("params")
             self._on_notification(method, params if isinstance(params, dict) else {})
         else:
-            _log.warning("ignored a message whose method is not a string: %s", _shorten(_dumps_for_humans(msg), 200))
+            _log.warning("ignored a message whose method is not a string: %s",
+                         _shorten(_dumps_for_humans(msg), _SHOWN_CHARS))
 
     def _answer(self, msg):
         rid = msg.get("id")
@@ -1212,7 +1225,8 @@ class _Dispatcher(object):
             if ended is not None:  # the server ended a listen
                 ended._end(_error_from(msg, "subscriptions/listen") if "error" in msg else None)
         elif "error" in msg and rid is None:
-            _log.warning("server reported an error: %s", _shorten(_dumps_for_humans(msg.get("error")), 500))
+            _log.warning("server reported an error: %s",
+                         _shorten(_dumps_for_humans(msg.get("error")), _SERVER_ERROR_CHARS))
         else:
             _log.debug("ignored an answer to unknown request id %r", rid)
 
@@ -1263,7 +1277,7 @@ def _choose_version(supported):
         if version in supported:
             return version
     raise McpError("no protocol version in common: the server supports %s, mcp_min supports %s"
-                   % (_shorten(", ".join(map(str, supported)), 300), ", ".join(SUPPORTED_VERSIONS)))
+                   % (_shorten(", ".join(map(str, supported)), _EXCERPT_CHARS), ", ".join(SUPPORTED_VERSIONS)))
 
 
 def _field(result, key, kind, method, default=None):
@@ -1273,7 +1287,7 @@ def _field(result, key, kind, method, default=None):
         return default
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
         raise McpError("%s answered with %r of the wrong type: %s"
-                       % (method, key, _shorten(_dumps_for_humans(value), 100)))
+                       % (method, key, _shorten(_dumps_for_humans(value), _QUOTE_CHARS)))
     return value
 
 
@@ -1611,7 +1625,7 @@ def _skill_files(entry):
         raise SkillVerificationError(uri if isinstance(uri, str) else None, None, problem, detail)
 
     if not isinstance(uri, str) or "://" not in uri or not uri.endswith("/SKILL.md"):
-        bad("a skill entry's uri must be that of a SKILL.md, not %s" % _shorten(_dumps_for_humans(uri), 100))
+        bad("a skill entry's uri must be that of a SKILL.md, not %s" % _shorten(_dumps_for_humans(uri), _QUOTE_CHARS))
     root, frontmatter, files = uri[:-len("/SKILL.md")], entry.get("frontmatter"), entry.get("resources")
     if not isinstance(frontmatter, dict) or frontmatter.get("name") != root.rsplit("/", 1)[-1]:
         bad("the entry's frontmatter does not name the skill %r (its path's last segment)" % root.rsplit("/", 1)[-1])
@@ -1625,7 +1639,7 @@ def _skill_files(entry):
     for item in files:
         file_uri = item.get("uri") if isinstance(item, dict) else None
         if not isinstance(file_uri, str):
-            bad("a file of the entry has no uri: %s" % _shorten(_dumps_for_humans(item), 100))
+            bad("a file of the entry has no uri: %s" % _shorten(_dumps_for_humans(item), _QUOTE_CHARS))
         if not isinstance(item.get("digest"), str) or not re.match(r"sha256:[0-9a-f]{64}\Z", item["digest"]):
             bad("%s: the entry's digest is not sha256:<64 lowercase hex digits>" % file_uri)
         if type(item.get("size")) is not int or item["size"] < 0:
@@ -1675,7 +1689,7 @@ def _skill_md(skill, entry, data):
               if k not in frontmatter or k not in listed or not _same_json(frontmatter[k], listed[k])]
     if differ:
         def show(fields, k):
-            return _shorten(_dumps_for_humans(fields[k]), 80) if k in fields else "(absent)"
+            return _shorten(_dumps_for_humans(fields[k]), _COLUMN_CHARS) if k in fields else "(absent)"
         raise SkillVerificationError(skill, skill, "frontmatter", "frontmatter differs from the entry: " + "; ".join(
             "%s: the entry says %s, the file says %s" % (k, show(listed, k), show(frontmatter, k)) for k in differ),
             {k: listed[k] for k in differ if k in listed}, {k: frontmatter[k] for k in differ if k in frontmatter})
@@ -1805,7 +1819,6 @@ def _parse_www_authenticate(value):
 # to another origin on a redirect (Authorization, Proxy-Authorization, Cookie, DPoP,
 # Mcp-Session-Id, X-Api-Key, X-Auth-Token, ...).
 _CREDENTIAL_WORDS = ("auth", "cookie", "dpop", "key", "secret", "session", "token", "password", "credential")
-# OAuth request parameters whose values are secrets: logged as <redacted>.
 
 
 def _is_credential_header(name):
@@ -1892,8 +1905,8 @@ def _plain_url(url):
     """A URL as an error may show it: no user info, query or fragment."""
     parts = _split_url(url)[0]
     if parts is None:
-        return _shorten(repr(url), 200)
-    return _shorten("%s://%s%s" % (parts.scheme, parts.netloc.rpartition("@")[2], parts.path), 200)
+        return _shorten(repr(url), _SHOWN_CHARS)
+    return _shorten("%s://%s%s" % (parts.scheme, parts.netloc.rpartition("@")[2], parts.path), _SHOWN_CHARS)
 
 
 class _SseParser(object):
@@ -2361,7 +2374,7 @@ def _translate_pattern(pattern):
         raise _SchemaError("pattern of %d characters (mcp_min checks up to %d)" % (len(pattern), SCHEMA_PATTERN_CHARS))
 
     def refuse(why):
-        raise _SchemaError("pattern %r: %s" % (_shorten(pattern, 100), why))
+        raise _SchemaError("pattern %r: %s" % (_shorten(pattern, _QUOTE_CHARS), why))
 
     def atom(text, literal=None):  # ``literal``: the one character the atom matches, if it is one
         group = groups[-1]
@@ -2522,7 +2535,7 @@ def _pattern_search(pattern):
     try:
         found = re.compile(text).search
     except (re.error, OverflowError, RecursionError) as e:
-        raise _SchemaError("pattern %r: %s" % (_shorten(pattern, 100), e))
+        raise _SchemaError("pattern %r: %s" % (_shorten(pattern, _QUOTE_CHARS), e))
     return found, int(SCHEMA_PATTERN_WORK ** (1.0 / degree)), degree
 
 
@@ -2671,11 +2684,11 @@ class _SchemaCompiler(object):
             fragment = urllib.parse.unquote(fragment)
         if where not in self.resources:
             raise _SchemaError("$ref %r points outside the schema (%s); mcp_min never fetches schemas"
-                              % (_shorten(ref, 200), _shorten(where, 200)))
+                              % (_shorten(ref, _SHOWN_CHARS), _shorten(where, _SHOWN_CHARS)))
         if fragment and not fragment.startswith("/"):
             found = self.anchors.get(where + "#" + fragment)
             if found is None:
-                raise _SchemaError("$ref %r: no $anchor %r in the schema" % (_shorten(ref, 200), fragment))
+                raise _SchemaError("$ref %r: no $anchor %r in the schema" % (_shorten(ref, _SHOWN_CHARS), fragment))
             return found
         node = self.resources[where]
         for token in fragment.split("/")[1:]:
@@ -2685,7 +2698,7 @@ class _SchemaCompiler(object):
             elif isinstance(node, list) and token.isascii() and token.isdigit() and int(token) < len(node):
                 node = node[int(token)]
             else:
-                raise _SchemaError("$ref %r: the schema has nothing there" % _shorten(ref, 200))
+                raise _SchemaError("$ref %r: the schema has nothing there" % _shorten(ref, _SHOWN_CHARS))
         return node
 
     def node(self, schema):
@@ -2928,13 +2941,14 @@ def _kw_strings(compiler, schema, _):
             n = len(value)
             if n > longest:
                 return _Mismatch("a string of %d characters is too long to check against the pattern %r "
-                                 "(mcp_min checks up to %d)" % (n, _shorten(pattern, 100), longest))
+                                 "(mcp_min checks up to %d)" % (n, _shorten(pattern, _QUOTE_CHARS), longest))
             if n > free:
                 work = run.work = run.work - n ** degree  # (the worst case: see _translate_pattern)
                 if work < 0:
                     run.look()
             if search(value) is None:
-                return _Mismatch(lambda: "%s does not match the pattern %r" % (_short(value), _shorten(pattern, 100)))
+                return _Mismatch(lambda: "%s does not match the pattern %r" % (
+                    _short(value), _shorten(pattern, _QUOTE_CHARS)))
         return None
     return check
 
@@ -2957,7 +2971,7 @@ def _kw_object(compiler, schema, _):
     other = compiler.node(schema["additionalProperties"]) if "additionalProperties" in schema else None
 
     def unexpected(key, found):
-        return _Mismatch("the property %r is not allowed" % _shorten(key, 100)) if other is _reject else found
+        return _Mismatch("the property %r is not allowed" % _shorten(key, _QUOTE_CHARS)) if other is _reject else found
 
     table = {key: (sub, _passing_types(sub)) for key, sub in props.items()}  # for plain()
     otherwise = (other, _passing_types(other)) if other is not None else None
@@ -3014,7 +3028,7 @@ def _kw_object(compiler, schema, _):
                     break
                 if len(key) > longest:
                     found = _Mismatch("the property name is too long to check against the pattern %r"
-                                      % _shorten(pattern, 100))
+                                      % _shorten(pattern, _QUOTE_CHARS))
                     break
                 work = run.work = run.work - len(key) ** degree
                 if work < 0:
@@ -3060,7 +3074,7 @@ def _kw_property_names(compiler, schema, value):
             for key in value:
                 found = sub(key, None, run, depth)
                 if found is not None:
-                    found.message = "property name %r: %s" % (_shorten(key, 100), found.message)
+                    found.message = "property name %r: %s" % (_shorten(key, _QUOTE_CHARS), found.message)
                     return found
         return None
     return check
@@ -3352,7 +3366,8 @@ def _unevaluated_properties(compiler, schema, value):
                     found = sub(item, None, run, depth)
                     if found is not None:
                         if sub is _reject:
-                            found = _Mismatch("the property %r is not allowed (unevaluated)" % _shorten(key, 100))
+                            found = _Mismatch("the property %r is not allowed (unevaluated)"
+                                              % _shorten(key, _QUOTE_CHARS))
                         found.parts.append(key)
                         return found
             own.props.update(value)
@@ -3967,10 +3982,11 @@ class _StdioTransport(_Transport):
                         line = None
                         msg = loads(text)
                     except (ValueError, RecursionError):  # (UnicodeDecodeError, JSON nested too deeply)
-                        shown = bytes(line[:300]) if line is not None else text[:300].encode("utf-8")
+                        shown = bytes(line[:_EXCERPT_CHARS]) if line is not None else (
+                            text[:_EXCERPT_CHARS].encode("utf-8"))
                         if shown.strip():
                             _log.warning("%s wrote a line that is not JSON: %s", self.name,
-                                         _shorten(repr(shown[:300]), 200))
+                                         _shorten(repr(shown[:_EXCERPT_CHARS]), _SHOWN_CHARS))
                         continue
                     finally:
                         text = None
@@ -4525,7 +4541,7 @@ class _Cut(object):
             self.conn.cut()
 
 
-_CLIENT_CERT_HINT = "; if it asks for a client certificate: cert=\"client.pem\" (CLI: --cert)"
+_CLIENT_CERT_HINT = "; %s for a client certificate: cert=\"client.pem\" (CLI: --cert)"  # % "it asks", "if it asks"
 
 
 def _network_error(error, url, deadline, what="connection to"):
@@ -4545,9 +4561,9 @@ def _network_error(error, url, deadline, what="connection to"):
                                 "\"ca.pem\" (CLI: --cacert)" % (url, error.verify_message or error))
     if ssl is not None and isinstance(error, ssl.SSLError):
         if "CERTIFICATE_REQUIRED" in str(error) or "HANDSHAKE_FAILURE" in str(error):
-            hint = "; it asks for a client certificate: cert=\"client.pem\" (CLI: --cert)"
+            hint = _CLIENT_CERT_HINT % "it asks"
         elif isinstance(error, ssl.SSLEOFError):  # (TLS 1.3: how a refused client certificate often ends)
-            hint = _CLIENT_CERT_HINT
+            hint = _CLIENT_CERT_HINT % "if it asks"
         else:
             hint = ""
         return ConnectionClosed("TLS with %s failed: %s%s" % (url, error, hint))
@@ -4804,7 +4820,7 @@ class _HttpEngine(object):
         route = self._routes.get(url)
         if route is None:
             route = _Route(url)
-            if len(self._routes) >= HTTP_POOL_SIZE * 8:  # a bounded memo (URLs are few: the server's, OAuth's)
+            if len(self._routes) >= _MAX_ROUTES:
                 self._routes.clear()
             self._routes[url] = route
         if route.proxy_headers:  # (Proxy-Authorization to an HTTP proxy)
@@ -4842,7 +4858,7 @@ class _HttpEngine(object):
                 except (OSError, http.client.HTTPException):
                     # (TLS 1.3 ends the handshake before the server checks our certificate: a
                     # refused or missing one shows as this reset on a new connection's first request)
-                    hint = _CLIENT_CERT_HINT if (
+                    hint = _CLIENT_CERT_HINT % "if it asks" if (
                         fresh and route.tls) else ""
                     raise ConnectionClosed("%s closed the connection while we were sending: %s%s" % (url, e, hint))
             else:
@@ -4973,7 +4989,7 @@ def _session_gone(answer, session_id):
 
 def _status_error(answer, method, session_id=None):
     """The exception for a non-2xx answer (``session_id``: the one the message carried)."""
-    text = answer.body[:2000].decode("utf-8", "replace")
+    text = answer.body[:_ERROR_BODY_BYTES].decode("utf-8", "replace")
     if method != "initialize" and _session_gone(answer, session_id):
         return _SessionExpired("%s no longer knows our session" % answer.url, session_id)
     challenge = _parse_www_authenticate(answer.headers.get("WWW-Authenticate", ""))
@@ -5159,7 +5175,7 @@ class _StreamableHttpTransport(_Transport):
             try:
                 msg = _decode(body)
             except ValueError:
-                raise HttpError(self.url, answer.status, body[:300].decode("utf-8", "replace"),
+                raise HttpError(self.url, answer.status, body[:_EXCERPT_CHARS].decode("utf-8", "replace"),
                                 "with a body that is not JSON")
             self._router.receive(msg)
         elif ctype == "text/event-stream":
@@ -5185,7 +5201,7 @@ class _StreamableHttpTransport(_Transport):
             try:
                 msg = _decode(data)
             except ValueError:
-                _log.warning("%s sent an SSE event that is not JSON: %s", self.name, _shorten(data, 200))
+                _log.warning("%s sent an SSE event that is not JSON: %s", self.name, _shorten(data, _SHOWN_CHARS))
                 return False
             try:
                 receive(msg)
@@ -5621,14 +5637,14 @@ class _Inbox(object):
     def capabilities(self, modern, version=None):
         """What we declare: a capability per callback given, tasks (we follow any) and skills;
         then the caller's ``capabilities=`` over that, as a JSON Merge Patch."""
-        inbox, caps = self, {}
+        caps = {}
         newest = modern or (version or "") >= "2025-11-25"  # URL elicitation and tasks came then
-        if inbox.roots is not None:
+        if self.roots is not None:
             caps["roots"] = {} if modern else {"listChanged": False}
-        if inbox.sampling is not None:
+        if self.sampling is not None:
             caps["sampling"] = {}
-        modes = {"form": {}} if inbox.elicitation is not None else {}
-        if inbox.url_elicitation is not None and newest:
+        modes = {"form": {}} if self.elicitation is not None else {}
+        if self.url_elicitation is not None and newest:
             modes["url"] = {}
         if modes:
             caps["elicitation"] = modes
@@ -5638,7 +5654,7 @@ class _Inbox(object):
             caps["extensions"][TASKS_EXTENSION] = {}
         elif newest:
             caps["tasks"] = {}
-        return caps if inbox.declared is None else _merge_patch(caps, inbox.declared)
+        return caps if self.declared is None else _merge_patch(caps, self.declared)
 
     # -- requests ------------------------------------------------------------------
     def take_request(self, msg):
@@ -5755,7 +5771,8 @@ class _Inbox(object):
         try:
             self._notification(method, params)
         except (TypeError, AttributeError, ValueError):  # unhashable ids, a _meta that is not an object...
-            _log.warning("ignored a malformed %s notification: %s", method, _shorten(_dumps_for_humans(params), 200))
+            _log.warning("ignored a malformed %s notification: %s", method,
+                         _shorten(_dumps_for_humans(params), _SHOWN_CHARS))
 
     def _notification(self, method, params):
         if method == "notifications/progress":
@@ -6125,7 +6142,7 @@ class _Session(object):
         if not isinstance(result.get("supportedVersions"), list):
             if pinned:
                 raise McpError("server/discover answer has no supportedVersions: %s"
-                               % _shorten(_dumps_for_humans(result), 300))
+                               % _shorten(_dumps_for_humans(result), _EXCERPT_CHARS))
             return self._legacy(None, "no supportedVersions")
         chosen = _choose_version(result["supportedVersions"])
         if chosen not in MODERN_VERSIONS:
@@ -6425,7 +6442,7 @@ class _Session(object):
                 return result  # (a task is followed by the caller of this)
             if kind != "input_required" or fut.method not in _INPUT_METHODS:
                 raise McpError("%s answered with resultType %r, which mcp_min does not know"
-                               % (fut.method, _shorten(kind, 100) if isinstance(kind, str) else kind))
+                               % (fut.method, _shorten(kind, _QUOTE_CHARS) if isinstance(kind, str) else kind))
             asked = _field(result, "inputRequests", dict, fut.method, {})
             if isinstance(fut._finish, _Keep):
                 fut._finish.after_input = True  # what answers made is never cached (spec)
@@ -6461,9 +6478,9 @@ class _Session(object):
                 break
             if not isinstance(cursor, str):
                 raise McpError("%s answered with a nextCursor that is not a string: %s"
-                               % (method, _shorten(_dumps_for_humans(cursor), 100)))
+                               % (method, _shorten(_dumps_for_humans(cursor), _QUOTE_CHARS)))
             if cursor in seen:
-                raise McpError("%s repeated the cursor %r; stopping" % (method, _shorten(cursor, 100)))
+                raise McpError("%s repeated the cursor %r; stopping" % (method, _shorten(cursor, _QUOTE_CHARS)))
             seen.add(cursor)
         else:
             raise McpError("%s returned more than %d pages; stopping" % (method, MAX_PAGES))
@@ -7257,7 +7274,7 @@ class _Tasks(object):
         caps = session.server_capabilities.get("tasks")
         requests = caps.get("requests") if isinstance(caps, dict) else None
         tools = requests.get("tools") if isinstance(requests, dict) else None
-        if session.modern or not isinstance(tools, dict) or "call" not in tools:
+        if not isinstance(tools, dict) or "call" not in tools:
             return None
         if self._support is None:  # (listed once; again after tools/list_changed)
             session.list_tools(True)
@@ -7285,7 +7302,7 @@ class _Tasks(object):
                 return None
         if not isinstance(state.get("taskId"), str) or not isinstance(state.get("status"), str):
             raise McpError("%s answered with resultType 'task' but no valid task (taskId, status): %s"
-                           % (fut.method, _shorten(_dumps_for_humans(result), 200)))
+                           % (fut.method, _shorten(_dumps_for_humans(result), _SHOWN_CHARS)))
         task = Task(self._session, state["taskId"], state, fut._progress)
         with self._lock:
             self._by_future[fut] = task
@@ -7382,13 +7399,11 @@ class _Tasks(object):
             task._push(params)
 
     def progress(self, params):
-        """A 2025-11-25 task's progress (it keeps its call's token); False when not one of ours."""
+        """A 2025-11-25 task's progress (it keeps its call's token); ignored when not one of ours."""
         with self._lock:
             task = self._tokens.get(params.get("progressToken"))
-        if task is None:
-            return False
-        task._on_progress(params)
-        return True
+        if task is not None:
+            task._on_progress(params)
 
     def end_all(self, error):
         """The connection is gone: every task being followed ends its wait at once."""
@@ -7600,12 +7615,7 @@ class Task(object):
         for key, ask in requests.items():
             if key in self._answered:  # (the server may list it until it has taken our answer)
                 continue
-            ask = ask if isinstance(ask, dict) else {}
-            try:
-                responses[key] = self._session.inbox.serve(ask.get("method"), ask.get("params") or {})
-            except RequestError as e:
-                raise McpError("task %s needs %s input, which this client cannot give: %s"
-                               % (self.id, ask.get("method"), e.message))
+            responses[key] = self._session.inbox.give_input("task %s" % self.id, ask)
         if responses:
             self._request("tasks/update", {"taskId": self.id, "inputResponses": responses}, deadline)
             self._answered.update(responses)
@@ -7614,7 +7624,8 @@ class Task(object):
         result = self._request("tasks/get", {"taskId": self.id}, deadline)
         state = {k: v for k, v in result.items() if k not in ("resultType", "_meta")}
         if not isinstance(state.get("status"), str):
-            raise McpError("tasks/get answered without a status: %s" % _shorten(_dumps_for_humans(result), 300))
+            raise McpError("tasks/get answered without a status: %s"
+                           % _shorten(_dumps_for_humans(result), _EXCERPT_CHARS))
         self._update(state)
         return state
 
@@ -7629,7 +7640,7 @@ class Task(object):
         ours = self._session.timeout if bounded else None
         if left is None:
             return ours
-        left = max(left, 0.001)  # (past it, the request times out at once; _drive reports _Expired)
+        left = max(left, _LEAST_TIMEOUT)  # (past it, the request times out at once; _drive reports _Expired)
         return left if ours is None else min(ours, left)
 
     # -- status -----------------------------------------------------------------
@@ -8011,6 +8022,7 @@ class Group(object):
 # host), no credentials across origins on a redirect, a deadline on every exchange.
 # ---------------------------------------------------------------------------
 
+# OAuth request parameters whose values are secrets: logged as <redacted>.
 _SECRET_PARAMS = ("client_secret", "code", "code_verifier", "refresh_token", "client_assertion", "assertion",
                   "subject_token", "access_token", "id_token")
 _GRANT_JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
@@ -8029,7 +8041,6 @@ _GRANTS = ("authorization_code", "client_credentials", "cross_app_access", "jwt-
 # Keys that guard more deserve a vetted constant-time library.
 
 _P256_P = 0xFFFFFFFF00000001000000000000000000000000FFFFFFFFFFFFFFFFFFFFFFFF
-_P256_B = 0x5AC635D8AA3A93E7B3EBBD55769886BC651D06B0CC53B0F63BCE3C3E27D2604B
 _P256_N = 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551
 _P256_G = (0x6B17D1F2E12C4247F8BCE6E563A440F277037D812DEB33A0F4A13945D898C296,
            0x4FE342E2FE1A7F9B8EE7EB4A7C0F9E162BCE33576B315ECECBB6406837BF51F5)
@@ -8365,7 +8376,7 @@ def _take(state, answer, scope, issuer, resource, client):
     elif (state.get("tokens") or {}).get("refresh_token") and state.get("issuer") == issuer:
         kept["refresh_token"] = state["tokens"]["refresh_token"]  # refresh answers may omit it
     expires_in = answer.get("expires_in")
-    if isinstance(expires_in, (int, float)) and not isinstance(expires_in, bool) and 0 <= expires_in < 1e9:
+    if isinstance(expires_in, (int, float)) and not isinstance(expires_in, bool) and 0 <= expires_in < _MAX_EXPIRES_IN:
         kept["expires_at"] = time.time() + expires_in
     state.update(tokens=kept, issuer=issuer, resource=resource, scope=scope, client=client)
 
@@ -8443,10 +8454,10 @@ def _authorization_response(redirect, state, issuer, meta):
     if "iss" in answer or meta.get("authorization_response_iss_parameter_supported"):
         if answer.get("iss") != issuer:
             raise AuthError("OAuth: the authorization response came from issuer %r, expected %r (RFC 9207); "
-                            "discarding it" % (_shorten(str(answer.get("iss")), 200), issuer))
+                            "discarding it" % (_shorten(str(answer.get("iss")), _SHOWN_CHARS), issuer))
     if answer.get("error"):
         raise AuthError("OAuth: authorization was refused: %s%s" % (
-            _shorten(answer["error"], 200), " (%s)" % _shorten(answer["error_description"], 300)
+            _shorten(answer["error"], _SHOWN_CHARS), " (%s)" % _shorten(answer["error_description"], _EXCERPT_CHARS)
             if answer.get("error_description") else ""), answer["error"], answer.get("error_description"))
     if not answer.get("code"):
         raise AuthError("OAuth: the authorization response has no code")
@@ -8461,7 +8472,7 @@ def _register(fetch, endpoint, request):
     if status not in (200, 201) or not isinstance(doc.get("client_id"), str) or not doc["client_id"].strip():
         raise AuthError("OAuth: dynamic client registration at %s failed with HTTP %s: %s; pass "
                         "OAuth(client_id=...) instead" % (_plain_url(endpoint), status, _shorten(
-                            doc.get("error") or body.decode("utf-8", "replace"), 200)))
+                            doc.get("error") or body.decode("utf-8", "replace"), _SHOWN_CHARS)))
     return doc
 
 
@@ -8490,7 +8501,7 @@ def _discover(get_json, server_url, challenge):
         if not isinstance(claimed, str) or not _resource_covers(claimed, server_url):
             raise AuthError("OAuth: the protected resource metadata at %s names resource %r, which is not "
                             "the server %s; refusing to authorize (check the server URL)"
-                            % (_plain_url(url), _shorten(str(claimed), 200), _plain_url(server_url)))
+                            % (_plain_url(url), _shorten(str(claimed), _SHOWN_CHARS), _plain_url(server_url)))
         resource = claimed
         servers = prm.get("authorization_servers") or []
         if not isinstance(servers, list) or not servers or not isinstance(servers[0], str):
@@ -8514,7 +8525,7 @@ def _discover(get_json, server_url, challenge):
     same_party = prm is None and isinstance(named, str) and _origin(named) == _origin(origin)
     if named != issuer and not same_party:
         raise AuthError("OAuth: the authorization server metadata for %s says issuer %r; refusing to use it "
-                        "(RFC 8414 requires them to match)" % (_plain_url(issuer), _shorten(str(named), 200)))
+                        "(RFC 8414 requires them to match)" % (_plain_url(issuer), _shorten(str(named), _SHOWN_CHARS)))
     return resource, prm, named, meta
 
 def _as_metadata(get_json, issuer):
@@ -8605,8 +8616,8 @@ class _LoopbackListener(object):
         self.server = Server(("127.0.0.1", port), Handler)
         self.port = self.server.server_address[1]
         self.uri = "http://127.0.0.1:%d/callback" % self.port
-        try:  # (close() waits <= 0.1 s for serve_forever to notice)
-            self.thread = _start_thread(self.server.serve_forever, "mcp_min-oauth-callback", (0.1,),
+        try:
+            self.thread = _start_thread(self.server.serve_forever, "mcp_min-oauth-callback", (_LISTENER_POLL,),
                                         "catch the login redirect")
         except McpError:
             self.server.server_close()
@@ -8879,12 +8890,12 @@ class OAuth(object):
                 break
         if status != 200 or not doc:
             secrets = [v for k, v in params.items() if k in _SECRET_PARAMS] + list(headers.values())
-            detail = doc.get("error") or _shorten(raw.decode("utf-8", "replace"), 200)
+            detail = doc.get("error") or _shorten(raw.decode("utf-8", "replace"), _SHOWN_CHARS)
             description = doc.get("error_description")
             description = _redacted(description, secrets) if isinstance(description, str) else None
             raise AuthError("OAuth: %s to %s failed with HTTP %s: %s%s" % (
                 what, _plain_url(url), status, _redacted(str(detail), secrets),
-                " (%s)" % _shorten(description, 300) if description else ""), doc.get("error"), description)
+                " (%s)" % _shorten(description, _EXCERPT_CHARS) if description else ""), doc.get("error"), description)
         return doc
 
     # -- the flows ---------------------------------------------------------------------
@@ -9946,7 +9957,7 @@ def _run_servers(opts):
         _print([{k: v for k, v in row.items() if k != "what"} for row in rows], True)
     else:
         for row in (row for row in rows if "what" in row):
-            _out("%s  %s  (%s: %s)" % (row["name"], _shorten(row["what"], 80), row["host"], row["file"]))
+            _out("%s  %s  (%s: %s)" % (row["name"], _shorten(row["what"], _COLUMN_CHARS), row["host"], row["file"]))
     for problem in problems:  # (a project's config file comes with its repository: shown as server text)
         _stderr_line("mcp_min: error: %s" % problem)
     return EXIT_USAGE if problems else EXIT_OK

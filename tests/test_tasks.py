@@ -315,6 +315,23 @@ def test_input_the_client_cannot_give_fails_the_call_and_cancels(server):
     assert wait_for(lambda: log.requests("tasks/cancel"))
 
 
+def test_a_raising_callback_fails_the_task_with_an_mcp_error_not_its_own(server):
+    """2026-07-28: a task's input requests are answered as a plain result's are, so a user's
+    callback that raises ends Task.result() and call() with an McpError that names it."""
+    argv, log = server()
+
+    def elicitation(params):
+        raise RuntimeError("boom")
+
+    with Client(argv, elicitation=elicitation) as c:
+        assert c.protocol_version == "2026-07-28"
+        for attempt in (lambda: c.start("ask", poll_ms=50).result(), lambda: c.call("ask", poll_ms=50)):
+            with pytest.raises(McpError, match="RuntimeError: boom"):
+                attempt()
+    assert not log.requests("tasks/update")  # nothing was answered
+    assert wait_for(lambda: log.requests("tasks/cancel"))  # call() gives its task up, as for input it cannot give
+
+
 # ---------------------------------------------------------------------------
 # Pushed status
 # ---------------------------------------------------------------------------
