@@ -146,7 +146,8 @@ __version__ = "0.2.0"
 
 TYPE_CHECKING = False  # type checkers take this name as True (as typing.TYPE_CHECKING), the interpreter never
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, Iterable, List, Mapping, Sequence, Tuple
+    from typing import (IO, Any, BinaryIO, Callable, Deque, Dict, FrozenSet, Generator, Iterable, Iterator, List,
+                        Mapping, NoReturn, Optional, Pattern, Sequence, Set, TextIO, Tuple, Type, TypeVar, Union)
 
     _Json = Dict[str, Any]  # a JSON object: params, results, capabilities
     _Progress = Callable[[Any, Any, Any], object]  # f(progress, total, message)
