@@ -5,6 +5,7 @@ Tests that need tmux skip with a reason where it is absent.  Waiting for a termi
 something polls for that text with a deadline (the text is the assertion, the deadline only
 bounds a failure)."""
 import http.server
+import importlib.util
 import json
 import os
 import re
@@ -784,7 +785,8 @@ def test_pip_install_gives_the_module_and_the_console_script(tmp_path):
     bindir = venv / ("Scripts" if os.name == "nt" else "bin")
     source = tmp_path / "source"  # a copy: setuptools writes build/ and *.egg-info beside the sources
     source.mkdir()
-    for name in ("pyproject.toml", "mcp_min.py", "README.md", "LICENSE"):
+    (source / ".ci").mkdir()
+    for name in ("pyproject.toml", "mcp_min.py", "README.md", "LICENSE", os.path.join(".ci", "typed_wheel.py")):
         shutil.copy(os.path.join(ROOT, name), str(source / name))
     pip = subprocess.run([str(bindir / "python"), "-m", "pip", "install", "-q", str(source)], capture_output=True,
                          text=True, timeout=300)
@@ -800,6 +802,15 @@ def test_pip_install_gives_the_module_and_the_console_script(tmp_path):
     out = subprocess.run([str(bindir / "python"), "-m", "mcp_min", "--version"], capture_output=True, text=True,
                          timeout=60, cwd=str(tmp_path))
     assert out.stdout.strip() == "mcp_min " + mcp_min.__version__, out.stderr
+    # The installed form carries its types (the wheel's mcp_min-stubs): mypy --strict, no flags.
+    if importlib.util.find_spec("mypy") is not None:
+        user = tmp_path / "user.py"
+        user.write_text("import mcp_min\n\ndef total(client: mcp_min.Client) -> int:\n"
+                        "    value: int = client.call('add', a=1, b=2)\n    return value\n")
+        out = subprocess.run([PY, "-m", "mypy", "--strict", "--no-incremental", "--python-executable",
+                              str(bindir / "python"), str(user)], capture_output=True, text=True, timeout=300,
+                             cwd=str(tmp_path))
+        assert out.returncode == 0, out.stdout + out.stderr
 
 
 # ---------------------------------------------------------------------------
