@@ -155,7 +155,7 @@ if TYPE_CHECKING:
 
 # Python 3.6 and 3.7 cannot compile this file.  The first line they stop at is the next one, so it is
 # the line their SyntaxError shows:
-def _python_3_8_or_newer(_=None, /):  # SyntaxError here? mcp_min needs Python 3.8 or newer.
+def _python_3_8_or_newer(_: object = None, /) -> None:  # SyntaxError here? mcp_min needs Python 3.8 or newer.
     """Positional-only parameters (``/``, as in ``Client.call``) are Python 3.8 syntax."""
 
 __all__ = [
@@ -167,6 +167,10 @@ __all__ = [
 
 _log = logging.getLogger("mcp_min")
 _server_log = logging.getLogger("mcp_min.server")
+
+if TYPE_CHECKING:  # more names for type checkers (the block above is shared by every section)
+    from types import ModuleType
+    from typing import overload
 
 
 # ---------------------------------------------------------------------------
@@ -323,7 +327,7 @@ class McpError(Exception):
         return _rebuild_error, (type(self), self.args), self.__dict__
 
 
-def _rebuild_error(cls, args):
+def _rebuild_error(cls: Type[McpError], args: Tuple[Any, ...]) -> McpError:
     error = cls.__new__(cls)
     error.args = args
     return error
@@ -367,7 +371,7 @@ class UrlElicitationRequired(RequestError):
 class ToolError(McpError):
     """A tool ran and reported failure (``isError: true``); ``.result`` is the raw result."""
 
-    def __init__(self, message: str, result: _Json) -> None:
+    def __init__(self, message: str, result: Dict[str, Any]) -> None:
         McpError.__init__(self, message)
         self.result = result
 
@@ -381,7 +385,7 @@ class OutputValidationError(ToolError):
     ``result`` (the raw CallToolResult).
     """
 
-    def __init__(self, tool: str, pointer: str, problem: str, result: _Json) -> None:
+    def __init__(self, tool: str, pointer: str, problem: str, result: Dict[str, Any]) -> None:
         self.tool, self.pointer, self.problem = tool, pointer, problem
         ToolError.__init__(self, "tool %r: structuredContent%s does not match its outputSchema: %s"
                            % (tool, pointer, problem), result)
@@ -490,11 +494,11 @@ class _SessionExpired(ConnectionClosed):
     It never reaches the user: the session starts one new session and repeats the message;
     when that does not help either, the user gets ``public()``."""
 
-    def __init__(self, message, session_id):
+    def __init__(self, message: str, session_id: str | None) -> None:
         ConnectionClosed.__init__(self, message)
         self.session_id = session_id
 
-    def public(self):
+    def public(self) -> ConnectionClosed:
         """The ConnectionClosed the user sees: the session was gone again in the new one."""
         return ConnectionClosed("%s (again, in the new session mcp_min started for it; the next request "
                                 "starts another)" % self.summary)
@@ -506,16 +510,17 @@ class _MissingModule(McpError, ImportError):
     is raised as it is and never logged; an ImportError too (``except ImportError`` still
     catches what a missing ``subprocess`` raised before)."""
 
-    def __init__(self, name, needed_by, via=None):
+    def __init__(self, name: str, needed_by: str, via: str | None = None) -> None:
         McpError.__init__(self, "this Python has no %r module%s, which %s needs" % (
             name, " (%s imports it)" % via if via and via != name else "", needed_by))
         self.name, self.needed_by, self.via = name, needed_by, via
 
-    def __reduce__(self):  # (``name`` is ImportError's slot, not in __dict__)
+    def __reduce__(self) -> Tuple[Type[_MissingModule], Tuple[str | None, str, str | None]]:
+        # (``name`` is ImportError's slot, not in __dict__)
         return _MissingModule, (self.name, self.needed_by, self.via)
 
 
-def _stdlib(name, needed_by):
+def _stdlib(name: str, needed_by: str) -> ModuleType:
     """The standard-library module ``name`` imported, or _MissingModule naming the module that is
     missing: ``name`` or one it imports (urllib.request needs tempfile, http.client email).  Every
     import that a stripped Python can lack goes through here (or follows a check made here)."""
@@ -529,7 +534,7 @@ def _stdlib(name, needed_by):
     return sys.modules[name]
 
 
-def _body_excerpt(body):
+def _body_excerpt(body: str) -> str:
     """What an error message shows of an HTTP body: one line of it; a web page by its title (a
     proxy's or a web server's error page would otherwise fill the message with markup)."""
     text = body.strip()
@@ -542,7 +547,7 @@ def _body_excerpt(body):
     return _shorten(" ".join(text.split()), _EXCERPT_CHARS)
 
 
-def _shorten(text, limit):
+def _shorten(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     return "%s... (%d more characters)" % (text[:limit], len(text) - limit)
@@ -557,7 +562,7 @@ _TERMINAL_CONTROLS = r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-
 _TERMINAL_CONTROLS_LINES = r"\r(?!\n)|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
 
 
-def _visible(text, lines=False, as_json=False):
+def _visible(text: object, lines: bool = False, as_json: bool = False) -> str:
     """``text`` (server text: names, descriptions, messages, content) made safe to show on a
     terminal: each terminal control written as Python's repr() writes it (``\\x1b``, ``\\r``,
     ``\\x9b``, ``\\u202e``); ``lines`` keeps tab, newline and CRLF.  ``as_json``: ``text`` is JSON
@@ -572,7 +577,7 @@ def _visible(text, lines=False, as_json=False):
 _dumps_shown = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode  # (Infinity and NaN too)
 
 
-def _dumps_for_humans(value):
+def _dumps_for_humans(value: object) -> str:
     """JSON for an error message or a log line; never fails (server data can be anything, nested
     past the recursion limit too: then json.dumps and repr() both fail, _glimpse does not)."""
     try:
@@ -581,20 +586,22 @@ def _dumps_for_humans(value):
         return _glimpse(value, _SHOWN_JSON_CHARS)
 
 
-def _glimpse(value, limit=None):
+def _glimpse(value: object, limit: int | None = None) -> str:
     """``value`` as compact JSON, cut after ``limit`` characters (None: whole), then "...".  It
     walks with a list, not recursion, and only as far as it shows: a value may be huge, or nested
     past the recursion limit.  What JSON cannot carry shows as its repr()."""
     if not isinstance(value, (dict, list, tuple)):  # (most values shown: no walk)
         text = _scalar_text(value[:limit + 1] if limit is not None and isinstance(value, str) else value)
         return text if limit is None or len(text) <= limit else text[:limit] + "..."
-    out, size, stack = [], 0, [iter(((value,),))]
+    out: List[str] = []
+    size = 0
+    stack: List[Iterator[str | Tuple[object]]] = [iter(((value,),))]
     while stack and (limit is None or size <= limit):
         part = next(stack[-1], None)  # text, or a 1-tuple: a value to show
         if part is None:
             stack.pop()
             continue
-        if type(part) is tuple:
+        if isinstance(part, tuple):
             item = part[0]
             if isinstance(item, (dict, list, tuple)):
                 stack.append(_glimpse_parts(item))
@@ -606,7 +613,7 @@ def _glimpse(value, limit=None):
     return text if limit is None or size <= limit else text[:limit] + "..."
 
 
-def _glimpse_parts(item):
+def _glimpse_parts(item: Dict[Any, Any] | List[Any] | Tuple[Any, ...]) -> Iterator[str | Tuple[object]]:
     """A container's text and members, in order, for _glimpse (members as 1-tuples)."""
     if isinstance(item, dict):
         yield "{"
@@ -623,7 +630,7 @@ def _glimpse_parts(item):
         yield "]"
 
 
-def _scalar_text(value):
+def _scalar_text(value: object) -> str:
     try:
         return _dumps_shown(value)
     except (ValueError, TypeError):
@@ -645,7 +652,7 @@ _dumps_ascii = json.JSONEncoder(allow_nan=False, separators=(",", ":")).encode  
 _decode_str = json.JSONDecoder().decode  # takes str; json.loads would also sniff the encoding of bytes
 
 
-def _to_json(value):
+def _to_json(value: object) -> str:
     """``value`` as JSON text; ValueError (never a bare token) for what JSON cannot carry."""
     try:
         return _dumps(value)
@@ -656,7 +663,7 @@ def _to_json(value):
         raise ValueError("cannot send a value nested this deeply")
 
 
-def _encode_line(msg):
+def _encode_line(msg: _Json) -> bytes:
     """One message as one line of bytes (stdio framing; HTTP bodies use the same bytes)."""
     try:
         return (_dumps(msg) + "\n").encode("utf-8")
@@ -667,7 +674,7 @@ def _encode_line(msg):
         raise
 
 
-def _decode(data):
+def _decode(data: bytes | str) -> Any:
     """A message from bytes; ValueError for anything that is not JSON text, including input
     nested too deeply for the decoder (which would otherwise kill the reading thread)."""
     try:
@@ -676,35 +683,35 @@ def _decode(data):
         raise ValueError("JSON nested too deeply")
 
 
-def _request(request_id, method, params=None):
-    msg = {"jsonrpc": "2.0", "id": request_id, "method": method}
+def _request(request_id: int, method: str, params: _Json | None = None) -> _Json:
+    msg: _Json = {"jsonrpc": "2.0", "id": request_id, "method": method}
     if params is not None:
         msg["params"] = params
     return msg
 
 
-def _notification(method, params=None):
-    msg = {"jsonrpc": "2.0", "method": method}
+def _notification(method: str, params: _Json | None = None) -> _Json:
+    msg: _Json = {"jsonrpc": "2.0", "method": method}
     if params is not None:
         msg["params"] = params
     return msg
 
 
-def _response(request_id, result):
+def _response(request_id: int | str, result: Any) -> _Json:
     return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
 
-def _error_response(request_id, code, message):
+def _error_response(request_id: int | str, code: int, message: str) -> _Json:
     return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
 
 
-def _is_id(value):
+def _is_id(value: object) -> bool:
     # JSON-RPC ids are strings or integers; compare by exact JSON type (1 != "1", and
     # neither true nor 1.0 may stand for 1).
     return type(value) is int or type(value) is str
 
 
-def _error_from(msg, method=None):
+def _error_from(msg: _Json, method: str | None = None) -> McpError:
     """The exception for an error answer."""
     err = msg.get("error")
     if not isinstance(err, dict):
@@ -716,14 +723,14 @@ def _error_from(msg, method=None):
                message if isinstance(message, str) else _dumps_for_humans(message), err.get("data"), method)
 
 
-def _result_dict(method, result):
+def _result_dict(method: str, result: object) -> _Json:
     if not isinstance(result, dict):
         raise McpError("%s answered with a result that is not an object: %s"
                        % (method, _shorten(_dumps_for_humans(result), _SHOWN_CHARS)))
     return result
 
 
-def _result_of(method, answer):
+def _result_of(method: str, answer: _Json | McpError) -> _Json:
     """The result dict of an answer (a message, or the McpError that ended the request); raises
     the answer's error."""
     if isinstance(answer, BaseException):
@@ -733,7 +740,7 @@ def _result_of(method, answer):
     return _result_dict(method, answer.get("result"))
 
 
-def _trace(direction, msg):
+def _trace(direction: str, msg: object) -> None:
     """The wire trace: one DEBUG line per message (credentials never travel in messages)."""
     if isinstance(msg, bytes):
         text = msg.decode("utf-8", "replace").rstrip("\n")
@@ -751,17 +758,17 @@ class _Default(object):
 
     __slots__ = ()
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "DEFAULT"
 
-    def __reduce__(self):
+    def __reduce__(self) -> str:
         return "_DEFAULT"
 
 
 _DEFAULT: Any = _Default()  # ``timeout=DEFAULT`` in signatures; typed Any so ``timeout: float | None = _DEFAULT``
 
 
-def _timeout_arg(value, default=None, name="timeout"):
+def _timeout_arg(value: object, default: float | None = None, name: str = "timeout") -> float | None:
     """Check a timeout argument.  Returns seconds (0.0: no time left), or None for no deadline.
 
     Python's conventions (as ``threading``, ``queue`` and ``concurrent.futures``): omitted
@@ -779,19 +786,33 @@ def _timeout_arg(value, default=None, name="timeout"):
     return None if math.isinf(value) else min(float(value), LONGEST_WAIT)
 
 
-def _deadline_after(seconds):
+if TYPE_CHECKING:  # a number gives a number: callers that know they have one need no check
+    @overload
+    def _deadline_after(seconds: float) -> float: ...
+    @overload
+    def _deadline_after(seconds: float | None) -> float | None: ...
+
+
+def _deadline_after(seconds: float | None) -> float | None:
     return None if seconds is None else time.monotonic() + seconds
 
 
-def _remaining(deadline):
+def _expired(deadline: float | None) -> bool:
+    return deadline is not None and time.monotonic() >= deadline
+
+
+if TYPE_CHECKING:
+    @overload
+    def _remaining(deadline: float) -> float: ...
+    @overload
+    def _remaining(deadline: float | None) -> float | None: ...
+
+
+def _remaining(deadline: float | None) -> float | None:
     """Seconds left before ``deadline`` (never negative), or None when there is none."""
     if deadline is None:
         return None
     return min(max(deadline - time.monotonic(), 0.0), LONGEST_WAIT)
-
-
-def _expired(deadline):
-    return deadline is not None and time.monotonic() >= deadline
 
 
 # -- the process ------------------------------------------------------------------
@@ -801,7 +822,7 @@ def _expired(deadline):
 _pid = os.getpid()  # this process (kept here: os.getpid() is a system call, and this is checked per send)
 
 
-def _after_fork_in_child():
+def _after_fork_in_child() -> None:
     global _pid
     _pid = os.getpid()
 
@@ -816,7 +837,7 @@ if hasattr(os, "register_at_fork"):
 _RUNNING, _FINISHED, _CANCELLED = "RUNNING", "FINISHED", "CANCELLED_AND_NOTIFIED"
 
 
-def _settles_at_once(answer):
+def _settles_at_once(answer: _Json | McpError) -> bool:
     """Whether ``_Session._settle`` can make an outcome of this raw answer without another
     round trip.  Not for: a forgotten HTTP session (404), a -32020 or -32042 error (the
     request is repeated), a result asking for input or naming a task.  Conservative: a
@@ -1073,16 +1094,20 @@ class _ProgressClock(object):
     each progress notification moves the deadline ``window`` seconds on, never past ``total``
     (a deadline); the caller's own callback, if any, still gets each one."""
 
+    callback: _Progress | None
+    window: float
+    total: float
+    following: Future | None
     __slots__ = ("callback", "window", "total", "following")
 
-    def __init__(self, callback, window, total):
+    def __init__(self, callback: _Progress | None, window: float, total: float) -> None:
         self.callback, self.window, self.total = callback, window, total
         self.following = None  # the Future of a call that became a task, while it is followed
 
-    def tick(self, fut):
+    def tick(self, fut: Future) -> None:
         fut._postpone(min(time.monotonic() + self.window, self.total))
 
-    def __call__(self, progress, total, message):
+    def __call__(self, progress: Any, total: Any, message: Any) -> None:
         if self.following is not None:  # a task's status change or progress: it counts too
             self.tick(self.following)
         if self.callback is not None:
@@ -1092,7 +1117,7 @@ class _ProgressClock(object):
 
 # -- routing -------------------------------------------------------------------
 
-def _in_time(fut, answer):
+def _in_time(fut: Future, answer: _Json | McpError) -> _Json | McpError:
     """What a request's Future gets when its answer (a message, or the McpError that ended
     the request) is routed: ``answer``, unless the request's deadline has passed by then --
     then RequestTimeout.  The deadline wins: cutting a request short at its deadline makes
@@ -1127,21 +1152,22 @@ class _Dispatcher(object):
     and no user code run here.
     """
 
-    def __init__(self, on_request, on_notification, on_closed=None):
+    def __init__(self, on_request: Callable[[_Json], object], on_notification: Callable[[str, _Json], object],
+                 on_closed: Callable[[ConnectionClosed], object] | None = None) -> None:
         self._on_request = on_request
         self._on_notification = on_notification
         self._on_closed = on_closed
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
-        self._pending = {}  # request id -> Future
-        self._subscriptions = {}  # listen request id (or, handshake era, a token) -> Subscription
-        self.error = None  # the ConnectionClosed that ended the connection: later requests fail at once
+        self._pending: Dict[object, Future] = {}  # request id -> Future
+        self._subscriptions: Dict[object, Subscription] = {}  # listen request id (or, handshake era, a token) -> Subscription
+        self.error: ConnectionClosed | None = None  # the ConnectionClosed that ended the connection: later requests fail at once
 
     # -- the session's side ------------------------------------------------------
-    def next_id(self):
+    def next_id(self) -> int:
         return next(self._ids)  # (itertools.count is atomic: one call of C code; no lock to contend for)
 
-    def add(self, fut, subscription=None):
+    def add(self, fut: Future, subscription: Subscription | None = None) -> None:
         """Register a request about to be sent (so its answer finds it).  Raises the
         connection's error when it is gone."""
         with self._lock:
@@ -1151,43 +1177,43 @@ class _Dispatcher(object):
             if subscription is not None:  # registered before sending: no notification can miss it
                 self._subscriptions[fut.id] = subscription
 
-    def withdraw(self, request_id):
+    def withdraw(self, request_id: object) -> Future | None:
         """Remove a pending request; returns its Future, or None when it had already ended."""
         with self._lock:
             return self._pending.pop(request_id, None)
 
-    def pending(self, request_id):
+    def pending(self, request_id: object) -> Future | None:
         with self._lock:
             return self._pending.get(request_id)
 
-    def subscribe(self, key, subscription):
+    def subscribe(self, key: object, subscription: Subscription) -> None:
         with self._lock:
             self._subscriptions[key] = subscription
 
-    def unsubscribe(self, subscription):
+    def unsubscribe(self, subscription: Subscription) -> None:
         with self._lock:
             for key in [k for k, s in self._subscriptions.items() if s is subscription]:
                 del self._subscriptions[key]
 
-    def subscription(self, key):
+    def subscription(self, key: object) -> Subscription | None:
         with self._lock:
             return self._subscriptions.get(key)
 
-    def subscriptions(self):
+    def subscriptions(self) -> List[Subscription]:
         with self._lock:
             return list(self._subscriptions.values())
 
-    def reset(self):
+    def reset(self) -> None:
         """A new connection (a restarted stdio server) starts with no error."""
         with self._lock:
             self.error = None
 
     # -- the transport's side (the router) ----------------------------------------
-    def is_pending(self, request_id):
+    def is_pending(self, request_id: object) -> bool:
         with self._lock:
             return request_id in self._pending
 
-    def receive(self, msg):
+    def receive(self, msg: object) -> None:
         """Route one decoded message."""
         if _log.isEnabledFor(logging.DEBUG):
             _trace("<-", msg)
@@ -1213,7 +1239,7 @@ class _Dispatcher(object):
             _log.warning("ignored a message whose method is not a string: %s",
                          _shorten(_dumps_for_humans(msg), _SHOWN_CHARS))
 
-    def _answer(self, msg):
+    def _answer(self, msg: _Json) -> None:
         rid = msg.get("id")
         if not _is_id(rid):
             rid = None  # (no future has it; checked before the lock, which the senders share)
@@ -1221,7 +1247,8 @@ class _Dispatcher(object):
             fut = self._pending.pop(rid, None)
             ended = self._subscriptions.pop(rid, None) if fut is not None and self._subscriptions else None
         if fut is not None:
-            if fut._intercept is None or not self._intercepted(fut, msg):
+            intercept = fut._intercept
+            if intercept is None or not self._intercepted(intercept, fut, msg):
                 fut._put(_in_time(fut, msg))
             if ended is not None:  # the server ended a listen
                 ended._end(_error_from(msg, "subscriptions/listen") if "error" in msg else None)
@@ -1232,14 +1259,14 @@ class _Dispatcher(object):
             _log.debug("ignored an answer to unknown request id %r", rid)
 
     @staticmethod
-    def _intercepted(fut, msg):
+    def _intercepted(intercept: Callable[[Future, _Json], bool], fut: Future, msg: _Json) -> bool:
         try:
-            return fut._intercept(fut, msg)
+            return intercept(fut, msg)
         except Exception:  # a bug there must not lose the answer
             _log.exception("error looking at the answer to %s", fut.method)
             return False
 
-    def fail(self, request_id, error):
+    def fail(self, request_id: object, error: McpError) -> None:
         """One request cannot be answered (HTTP: its POST failed)."""
         with self._lock:
             fut = self._pending.pop(request_id, None)
@@ -1249,7 +1276,7 @@ class _Dispatcher(object):
         if ended is not None:
             ended._end(error)
 
-    def closed(self, error):
+    def closed(self, error: ConnectionClosed) -> None:
         """The connection is gone: every pending request fails with ``error``, and so will later ones."""
         with self._lock:
             if self.error is None:
