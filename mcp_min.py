@@ -613,7 +613,7 @@ def _glimpse(value: object, limit: int | None = None) -> str:
     return text if limit is None or size <= limit else text[:limit] + "..."
 
 
-def _glimpse_parts(item: Dict[Any, Any] | List[Any] | Tuple[Any, ...]) -> Iterator[str | Tuple[object]]:
+def _glimpse_parts(item: Dict[object, object] | List[object] | Tuple[object, ...]) -> Iterator[str | Tuple[object]]:
     """A container's text and members, in order, for _glimpse (members as 1-tuples)."""
     if isinstance(item, dict):
         yield "{"
@@ -1131,11 +1131,12 @@ def _in_time(fut: Future, answer: _Json | McpError) -> _Json | McpError:
     dropped the connection (``_by_deadline``); a request whose deadline passed gets
     RequestTimeout, the others and every later call the ConnectionClosed.  (A RequestTimeout
     stays itself: its own words say where the time ran out, as a write still under way.)"""
-    if fut._deadline is not None and time.monotonic() >= fut._deadline:
+    deadline, timeout = fut._deadline, fut._timeout  # (a deadline comes from a timeout: both or neither)
+    if deadline is not None and timeout is not None and time.monotonic() >= deadline:
         if not isinstance(answer, (ConnectionClosed, RequestTimeout)):
-            return RequestTimeout("no answer to %s within %.3g s (what came, came later)" % (fut.method, fut._timeout))
+            return RequestTimeout("no answer to %s within %.3g s (what came, came later)" % (fut.method, timeout))
         if isinstance(answer, ConnectionClosed) and answer._by_deadline:
-            return RequestTimeout("no answer to %s within %.3g s: %s" % (fut.method, fut._timeout, answer))
+            return RequestTimeout("no answer to %s within %.3g s: %s" % (fut.method, timeout, answer))
     return answer
 
 
@@ -1160,8 +1161,10 @@ class _Dispatcher(object):
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._pending: Dict[object, Future] = {}  # request id -> Future
-        self._subscriptions: Dict[object, Subscription] = {}  # listen request id (or, handshake era, a token) -> Subscription
-        self.error: ConnectionClosed | None = None  # the ConnectionClosed that ended the connection: later requests fail at once
+        # listen request id (or, handshake era, a token) -> Subscription
+        self._subscriptions: Dict[object, Subscription] = {}
+        # The ConnectionClosed that ended the connection: later requests fail at once.
+        self.error: ConnectionClosed | None = None
 
     # -- the session's side ------------------------------------------------------
     def next_id(self) -> int:
