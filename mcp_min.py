@@ -801,7 +801,7 @@ def _expired(deadline: float | None) -> bool:
     return deadline is not None and time.monotonic() >= deadline
 
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # (as for _deadline_after)
     @overload
     def _remaining(deadline: float) -> float: ...
     @overload
