@@ -10136,7 +10136,7 @@ def _shell_class() -> Callable[[Client, argparse.Namespace], cmd.Cmd]:
             # bounds, the cursor is taken to be at the end of the line, where it is while typing.
             if state == 0:
                 import readline
-                buffer = readline.get_line_buffer()
+                buffer: str | bytes = readline.get_line_buffer()  # (bytes under pyrepl, whatever typeshed says)
                 if isinstance(buffer, bytes):
                     buffer = buffer.decode("utf-8", "replace")
                 try:
