@@ -155,7 +155,7 @@ if TYPE_CHECKING:
 
 # Python 3.6 and 3.7 cannot compile this file.  The first line they stop at is the next one, so it is
 # the line their SyntaxError shows:
-def _python_3_8_or_newer(_=None, /):  # SyntaxError here? mcp_min needs Python 3.8 or newer.
+def _python_3_8_or_newer(_: object = None, /) -> None:  # SyntaxError here? mcp_min needs Python 3.8 or newer.
     """Positional-only parameters (``/``, as in ``Client.call``) are Python 3.8 syntax."""
 
 __all__ = [
@@ -167,6 +167,10 @@ __all__ = [
 
 _log = logging.getLogger("mcp_min")
 _server_log = logging.getLogger("mcp_min.server")
+
+if TYPE_CHECKING:  # more names for type checkers (the block above is shared by every section)
+    from types import ModuleType
+    from typing import overload
 
 
 # ---------------------------------------------------------------------------
@@ -323,7 +327,7 @@ class McpError(Exception):
         return _rebuild_error, (type(self), self.args), self.__dict__
 
 
-def _rebuild_error(cls, args):
+def _rebuild_error(cls: Type[McpError], args: Tuple[Any, ...]) -> McpError:
     error = cls.__new__(cls)
     error.args = args
     return error
@@ -367,7 +371,7 @@ class UrlElicitationRequired(RequestError):
 class ToolError(McpError):
     """A tool ran and reported failure (``isError: true``); ``.result`` is the raw result."""
 
-    def __init__(self, message: str, result: _Json) -> None:
+    def __init__(self, message: str, result: Dict[str, Any]) -> None:
         McpError.__init__(self, message)
         self.result = result
 
@@ -381,7 +385,7 @@ class OutputValidationError(ToolError):
     ``result`` (the raw CallToolResult).
     """
 
-    def __init__(self, tool: str, pointer: str, problem: str, result: _Json) -> None:
+    def __init__(self, tool: str, pointer: str, problem: str, result: Dict[str, Any]) -> None:
         self.tool, self.pointer, self.problem = tool, pointer, problem
         ToolError.__init__(self, "tool %r: structuredContent%s does not match its outputSchema: %s"
                            % (tool, pointer, problem), result)
@@ -490,11 +494,11 @@ class _SessionExpired(ConnectionClosed):
     It never reaches the user: the session starts one new session and repeats the message;
     when that does not help either, the user gets ``public()``."""
 
-    def __init__(self, message, session_id):
+    def __init__(self, message: str, session_id: str | None) -> None:
         ConnectionClosed.__init__(self, message)
         self.session_id = session_id
 
-    def public(self):
+    def public(self) -> ConnectionClosed:
         """The ConnectionClosed the user sees: the session was gone again in the new one."""
         return ConnectionClosed("%s (again, in the new session mcp_min started for it; the next request "
                                 "starts another)" % self.summary)
@@ -506,16 +510,17 @@ class _MissingModule(McpError, ImportError):
     is raised as it is and never logged; an ImportError too (``except ImportError`` still
     catches what a missing ``subprocess`` raised before)."""
 
-    def __init__(self, name, needed_by, via=None):
+    def __init__(self, name: str, needed_by: str, via: str | None = None) -> None:
         McpError.__init__(self, "this Python has no %r module%s, which %s needs" % (
             name, " (%s imports it)" % via if via and via != name else "", needed_by))
         self.name, self.needed_by, self.via = name, needed_by, via
 
-    def __reduce__(self):  # (``name`` is ImportError's slot, not in __dict__)
+    def __reduce__(self) -> Tuple[Type[_MissingModule], Tuple[str | None, str, str | None]]:
+        # (``name`` is ImportError's slot, not in __dict__)
         return _MissingModule, (self.name, self.needed_by, self.via)
 
 
-def _stdlib(name, needed_by):
+def _stdlib(name: str, needed_by: str) -> ModuleType:
     """The standard-library module ``name`` imported, or _MissingModule naming the module that is
     missing: ``name`` or one it imports (urllib.request needs tempfile, http.client email).  Every
     import that a stripped Python can lack goes through here (or follows a check made here)."""
@@ -529,7 +534,7 @@ def _stdlib(name, needed_by):
     return sys.modules[name]
 
 
-def _body_excerpt(body):
+def _body_excerpt(body: str) -> str:
     """What an error message shows of an HTTP body: one line of it; a web page by its title (a
     proxy's or a web server's error page would otherwise fill the message with markup)."""
     text = body.strip()
@@ -542,7 +547,7 @@ def _body_excerpt(body):
     return _shorten(" ".join(text.split()), _EXCERPT_CHARS)
 
 
-def _shorten(text, limit):
+def _shorten(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     return "%s... (%d more characters)" % (text[:limit], len(text) - limit)
@@ -557,7 +562,7 @@ _TERMINAL_CONTROLS = r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-
 _TERMINAL_CONTROLS_LINES = r"\r(?!\n)|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
 
 
-def _visible(text, lines=False, as_json=False):
+def _visible(text: object, lines: bool = False, as_json: bool = False) -> str:
     """``text`` (server text: names, descriptions, messages, content) made safe to show on a
     terminal: each terminal control written as Python's repr() writes it (``\\x1b``, ``\\r``,
     ``\\x9b``, ``\\u202e``); ``lines`` keeps tab, newline and CRLF.  ``as_json``: ``text`` is JSON
@@ -572,7 +577,7 @@ def _visible(text, lines=False, as_json=False):
 _dumps_shown = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode  # (Infinity and NaN too)
 
 
-def _dumps_for_humans(value):
+def _dumps_for_humans(value: object) -> str:
     """JSON for an error message or a log line; never fails (server data can be anything, nested
     past the recursion limit too: then json.dumps and repr() both fail, _glimpse does not)."""
     try:
@@ -581,20 +586,22 @@ def _dumps_for_humans(value):
         return _glimpse(value, _SHOWN_JSON_CHARS)
 
 
-def _glimpse(value, limit=None):
+def _glimpse(value: object, limit: int | None = None) -> str:
     """``value`` as compact JSON, cut after ``limit`` characters (None: whole), then "...".  It
     walks with a list, not recursion, and only as far as it shows: a value may be huge, or nested
     past the recursion limit.  What JSON cannot carry shows as its repr()."""
     if not isinstance(value, (dict, list, tuple)):  # (most values shown: no walk)
         text = _scalar_text(value[:limit + 1] if limit is not None and isinstance(value, str) else value)
         return text if limit is None or len(text) <= limit else text[:limit] + "..."
-    out, size, stack = [], 0, [iter(((value,),))]
+    out: List[str] = []
+    size = 0
+    stack: List[Iterator[str | Tuple[object]]] = [iter(((value,),))]
     while stack and (limit is None or size <= limit):
         part = next(stack[-1], None)  # text, or a 1-tuple: a value to show
         if part is None:
             stack.pop()
             continue
-        if type(part) is tuple:
+        if isinstance(part, tuple):
             item = part[0]
             if isinstance(item, (dict, list, tuple)):
                 stack.append(_glimpse_parts(item))
@@ -606,7 +613,7 @@ def _glimpse(value, limit=None):
     return text if limit is None or size <= limit else text[:limit] + "..."
 
 
-def _glimpse_parts(item):
+def _glimpse_parts(item: Dict[object, object] | List[object] | Tuple[object, ...]) -> Iterator[str | Tuple[object]]:
     """A container's text and members, in order, for _glimpse (members as 1-tuples)."""
     if isinstance(item, dict):
         yield "{"
@@ -623,7 +630,7 @@ def _glimpse_parts(item):
         yield "]"
 
 
-def _scalar_text(value):
+def _scalar_text(value: object) -> str:
     try:
         return _dumps_shown(value)
     except (ValueError, TypeError):
@@ -645,7 +652,7 @@ _dumps_ascii = json.JSONEncoder(allow_nan=False, separators=(",", ":")).encode  
 _decode_str = json.JSONDecoder().decode  # takes str; json.loads would also sniff the encoding of bytes
 
 
-def _to_json(value):
+def _to_json(value: object) -> str:
     """``value`` as JSON text; ValueError (never a bare token) for what JSON cannot carry."""
     try:
         return _dumps(value)
@@ -656,7 +663,7 @@ def _to_json(value):
         raise ValueError("cannot send a value nested this deeply")
 
 
-def _encode_line(msg):
+def _encode_line(msg: _Json) -> bytes:
     """One message as one line of bytes (stdio framing; HTTP bodies use the same bytes)."""
     try:
         return (_dumps(msg) + "\n").encode("utf-8")
@@ -667,7 +674,7 @@ def _encode_line(msg):
         raise
 
 
-def _decode(data):
+def _decode(data: bytes | str) -> Any:
     """A message from bytes; ValueError for anything that is not JSON text, including input
     nested too deeply for the decoder (which would otherwise kill the reading thread)."""
     try:
@@ -676,35 +683,35 @@ def _decode(data):
         raise ValueError("JSON nested too deeply")
 
 
-def _request(request_id, method, params=None):
-    msg = {"jsonrpc": "2.0", "id": request_id, "method": method}
+def _request(request_id: int, method: str, params: _Json | None = None) -> _Json:
+    msg: _Json = {"jsonrpc": "2.0", "id": request_id, "method": method}
     if params is not None:
         msg["params"] = params
     return msg
 
 
-def _notification(method, params=None):
-    msg = {"jsonrpc": "2.0", "method": method}
+def _notification(method: str, params: _Json | None = None) -> _Json:
+    msg: _Json = {"jsonrpc": "2.0", "method": method}
     if params is not None:
         msg["params"] = params
     return msg
 
 
-def _response(request_id, result):
+def _response(request_id: int | str, result: Any) -> _Json:
     return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
 
-def _error_response(request_id, code, message):
+def _error_response(request_id: int | str, code: int, message: str) -> _Json:
     return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
 
 
-def _is_id(value):
+def _is_id(value: object) -> bool:
     # JSON-RPC ids are strings or integers; compare by exact JSON type (1 != "1", and
     # neither true nor 1.0 may stand for 1).
     return type(value) is int or type(value) is str
 
 
-def _error_from(msg, method=None):
+def _error_from(msg: _Json, method: str | None = None) -> McpError:
     """The exception for an error answer."""
     err = msg.get("error")
     if not isinstance(err, dict):
@@ -716,14 +723,14 @@ def _error_from(msg, method=None):
                message if isinstance(message, str) else _dumps_for_humans(message), err.get("data"), method)
 
 
-def _result_dict(method, result):
+def _result_dict(method: str, result: object) -> _Json:
     if not isinstance(result, dict):
         raise McpError("%s answered with a result that is not an object: %s"
                        % (method, _shorten(_dumps_for_humans(result), _SHOWN_CHARS)))
     return result
 
 
-def _result_of(method, answer):
+def _result_of(method: str, answer: _Json | McpError) -> _Json:
     """The result dict of an answer (a message, or the McpError that ended the request); raises
     the answer's error."""
     if isinstance(answer, BaseException):
@@ -733,7 +740,7 @@ def _result_of(method, answer):
     return _result_dict(method, answer.get("result"))
 
 
-def _trace(direction, msg):
+def _trace(direction: str, msg: object) -> None:
     """The wire trace: one DEBUG line per message (credentials never travel in messages)."""
     if isinstance(msg, bytes):
         text = msg.decode("utf-8", "replace").rstrip("\n")
@@ -751,17 +758,17 @@ class _Default(object):
 
     __slots__ = ()
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "DEFAULT"
 
-    def __reduce__(self):
+    def __reduce__(self) -> str:
         return "_DEFAULT"
 
 
 _DEFAULT: Any = _Default()  # ``timeout=DEFAULT`` in signatures; typed Any so ``timeout: float | None = _DEFAULT``
 
 
-def _timeout_arg(value, default=None, name="timeout"):
+def _timeout_arg(value: object, default: float | None = None, name: str = "timeout") -> float | None:
     """Check a timeout argument.  Returns seconds (0.0: no time left), or None for no deadline.
 
     Python's conventions (as ``threading``, ``queue`` and ``concurrent.futures``): omitted
@@ -779,19 +786,33 @@ def _timeout_arg(value, default=None, name="timeout"):
     return None if math.isinf(value) else min(float(value), LONGEST_WAIT)
 
 
-def _deadline_after(seconds):
+if TYPE_CHECKING:  # a number gives a number: callers that know they have one need no check
+    @overload
+    def _deadline_after(seconds: float) -> float: ...
+    @overload
+    def _deadline_after(seconds: float | None) -> float | None: ...
+
+
+def _deadline_after(seconds: float | None) -> float | None:
     return None if seconds is None else time.monotonic() + seconds
 
 
-def _remaining(deadline):
+def _expired(deadline: float | None) -> bool:
+    return deadline is not None and time.monotonic() >= deadline
+
+
+if TYPE_CHECKING:  # (as for _deadline_after)
+    @overload
+    def _remaining(deadline: float) -> float: ...
+    @overload
+    def _remaining(deadline: float | None) -> float | None: ...
+
+
+def _remaining(deadline: float | None) -> float | None:
     """Seconds left before ``deadline`` (never negative), or None when there is none."""
     if deadline is None:
         return None
     return min(max(deadline - time.monotonic(), 0.0), LONGEST_WAIT)
-
-
-def _expired(deadline):
-    return deadline is not None and time.monotonic() >= deadline
 
 
 # -- the process ------------------------------------------------------------------
@@ -801,7 +822,7 @@ def _expired(deadline):
 _pid = os.getpid()  # this process (kept here: os.getpid() is a system call, and this is checked per send)
 
 
-def _after_fork_in_child():
+def _after_fork_in_child() -> None:
     global _pid
     _pid = os.getpid()
 
@@ -816,7 +837,7 @@ if hasattr(os, "register_at_fork"):
 _RUNNING, _FINISHED, _CANCELLED = "RUNNING", "FINISHED", "CANCELLED_AND_NOTIFIED"
 
 
-def _settles_at_once(answer):
+def _settles_at_once(answer: _Json | McpError) -> bool:
     """Whether ``_Session._settle`` can make an outcome of this raw answer without another
     round trip.  Not for: a forgotten HTTP session (404), a -32020 or -32042 error (the
     request is repeated), a result asking for input or naming a task.  Conservative: a
@@ -1073,16 +1094,20 @@ class _ProgressClock(object):
     each progress notification moves the deadline ``window`` seconds on, never past ``total``
     (a deadline); the caller's own callback, if any, still gets each one."""
 
+    callback: _Progress | None
+    window: float
+    total: float
+    following: Future | None
     __slots__ = ("callback", "window", "total", "following")
 
-    def __init__(self, callback, window, total):
+    def __init__(self, callback: _Progress | None, window: float, total: float) -> None:
         self.callback, self.window, self.total = callback, window, total
         self.following = None  # the Future of a call that became a task, while it is followed
 
-    def tick(self, fut):
+    def tick(self, fut: Future) -> None:
         fut._postpone(min(time.monotonic() + self.window, self.total))
 
-    def __call__(self, progress, total, message):
+    def __call__(self, progress: Any, total: Any, message: Any) -> None:
         if self.following is not None:  # a task's status change or progress: it counts too
             self.tick(self.following)
         if self.callback is not None:
@@ -1092,7 +1117,7 @@ class _ProgressClock(object):
 
 # -- routing -------------------------------------------------------------------
 
-def _in_time(fut, answer):
+def _in_time(fut: Future, answer: _Json | McpError) -> _Json | McpError:
     """What a request's Future gets when its answer (a message, or the McpError that ended
     the request) is routed: ``answer``, unless the request's deadline has passed by then --
     then RequestTimeout.  The deadline wins: cutting a request short at its deadline makes
@@ -1106,11 +1131,12 @@ def _in_time(fut, answer):
     dropped the connection (``_by_deadline``); a request whose deadline passed gets
     RequestTimeout, the others and every later call the ConnectionClosed.  (A RequestTimeout
     stays itself: its own words say where the time ran out, as a write still under way.)"""
-    if fut._deadline is not None and time.monotonic() >= fut._deadline:
+    deadline, timeout = fut._deadline, fut._timeout  # (a deadline comes from a timeout: both or neither)
+    if deadline is not None and timeout is not None and time.monotonic() >= deadline:
         if not isinstance(answer, (ConnectionClosed, RequestTimeout)):
-            return RequestTimeout("no answer to %s within %.3g s (what came, came later)" % (fut.method, fut._timeout))
+            return RequestTimeout("no answer to %s within %.3g s (what came, came later)" % (fut.method, timeout))
         if isinstance(answer, ConnectionClosed) and answer._by_deadline:
-            return RequestTimeout("no answer to %s within %.3g s: %s" % (fut.method, fut._timeout, answer))
+            return RequestTimeout("no answer to %s within %.3g s: %s" % (fut.method, timeout, answer))
     return answer
 
 
@@ -1127,21 +1153,24 @@ class _Dispatcher(object):
     and no user code run here.
     """
 
-    def __init__(self, on_request, on_notification, on_closed=None):
+    def __init__(self, on_request: Callable[[_Json], object], on_notification: Callable[[str, _Json], object],
+                 on_closed: Callable[[ConnectionClosed], object] | None = None) -> None:
         self._on_request = on_request
         self._on_notification = on_notification
         self._on_closed = on_closed
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
-        self._pending = {}  # request id -> Future
-        self._subscriptions = {}  # listen request id (or, handshake era, a token) -> Subscription
-        self.error = None  # the ConnectionClosed that ended the connection: later requests fail at once
+        self._pending: Dict[object, Future] = {}  # request id -> Future
+        # listen request id (or, handshake era, a token) -> Subscription
+        self._subscriptions: Dict[object, Subscription] = {}
+        # The ConnectionClosed that ended the connection: later requests fail at once.
+        self.error: ConnectionClosed | None = None
 
     # -- the session's side ------------------------------------------------------
-    def next_id(self):
+    def next_id(self) -> int:
         return next(self._ids)  # (itertools.count is atomic: one call of C code; no lock to contend for)
 
-    def add(self, fut, subscription=None):
+    def add(self, fut: Future, subscription: Subscription | None = None) -> None:
         """Register a request about to be sent (so its answer finds it).  Raises the
         connection's error when it is gone."""
         with self._lock:
@@ -1151,43 +1180,43 @@ class _Dispatcher(object):
             if subscription is not None:  # registered before sending: no notification can miss it
                 self._subscriptions[fut.id] = subscription
 
-    def withdraw(self, request_id):
+    def withdraw(self, request_id: object) -> Future | None:
         """Remove a pending request; returns its Future, or None when it had already ended."""
         with self._lock:
             return self._pending.pop(request_id, None)
 
-    def pending(self, request_id):
+    def pending(self, request_id: object) -> Future | None:
         with self._lock:
             return self._pending.get(request_id)
 
-    def subscribe(self, key, subscription):
+    def subscribe(self, key: object, subscription: Subscription) -> None:
         with self._lock:
             self._subscriptions[key] = subscription
 
-    def unsubscribe(self, subscription):
+    def unsubscribe(self, subscription: Subscription) -> None:
         with self._lock:
             for key in [k for k, s in self._subscriptions.items() if s is subscription]:
                 del self._subscriptions[key]
 
-    def subscription(self, key):
+    def subscription(self, key: object) -> Subscription | None:
         with self._lock:
             return self._subscriptions.get(key)
 
-    def subscriptions(self):
+    def subscriptions(self) -> List[Subscription]:
         with self._lock:
             return list(self._subscriptions.values())
 
-    def reset(self):
+    def reset(self) -> None:
         """A new connection (a restarted stdio server) starts with no error."""
         with self._lock:
             self.error = None
 
     # -- the transport's side (the router) ----------------------------------------
-    def is_pending(self, request_id):
+    def is_pending(self, request_id: object) -> bool:
         with self._lock:
             return request_id in self._pending
 
-    def receive(self, msg):
+    def receive(self, msg: object) -> None:
         """Route one decoded message."""
         if _log.isEnabledFor(logging.DEBUG):
             _trace("<-", msg)
@@ -1213,7 +1242,7 @@ class _Dispatcher(object):
             _log.warning("ignored a message whose method is not a string: %s",
                          _shorten(_dumps_for_humans(msg), _SHOWN_CHARS))
 
-    def _answer(self, msg):
+    def _answer(self, msg: _Json) -> None:
         rid = msg.get("id")
         if not _is_id(rid):
             rid = None  # (no future has it; checked before the lock, which the senders share)
@@ -1221,7 +1250,8 @@ class _Dispatcher(object):
             fut = self._pending.pop(rid, None)
             ended = self._subscriptions.pop(rid, None) if fut is not None and self._subscriptions else None
         if fut is not None:
-            if fut._intercept is None or not self._intercepted(fut, msg):
+            intercept = fut._intercept
+            if intercept is None or not self._intercepted(intercept, fut, msg):
                 fut._put(_in_time(fut, msg))
             if ended is not None:  # the server ended a listen
                 ended._end(_error_from(msg, "subscriptions/listen") if "error" in msg else None)
@@ -1232,14 +1262,14 @@ class _Dispatcher(object):
             _log.debug("ignored an answer to unknown request id %r", rid)
 
     @staticmethod
-    def _intercepted(fut, msg):
+    def _intercepted(intercept: Callable[[Future, _Json], bool], fut: Future, msg: _Json) -> bool:
         try:
-            return fut._intercept(fut, msg)
+            return intercept(fut, msg)
         except Exception:  # a bug there must not lose the answer
             _log.exception("error looking at the answer to %s", fut.method)
             return False
 
-    def fail(self, request_id, error):
+    def fail(self, request_id: object, error: McpError) -> None:
         """One request cannot be answered (HTTP: its POST failed)."""
         with self._lock:
             fut = self._pending.pop(request_id, None)
@@ -1249,7 +1279,7 @@ class _Dispatcher(object):
         if ended is not None:
             ended._end(error)
 
-    def closed(self, error):
+    def closed(self, error: ConnectionClosed) -> None:
         """The connection is gone: every pending request fails with ``error``, and so will later ones."""
         with self._lock:
             if self.error is None:
@@ -9079,6 +9109,14 @@ class OAuth(object):
 # ---------------------------------------------------------------------------
 # Everything below runs only for the command line: its imports (argparse, shlex, cmd,
 # readline...) sit inside the functions, so a library user never pays for them.
+if TYPE_CHECKING:
+    import argparse
+    import cmd
+
+    # a command's words checked before connecting; then run(client, those, options) -> exit status
+    _CliParse = Callable[[List[str]], Any]
+    _CliRun = Callable[[Client, Any, argparse.Namespace], int]
+    _FoundServer = Tuple[str, str, str, str, Any]  # (name, host label, file, its key there, entry)
 
 _USAGE = """python mcp_min.py [options] COMMAND [ARGS] -- SERVER_ARGV...
        python mcp_min.py [options] --url URL COMMAND [ARGS]
@@ -9128,16 +9166,16 @@ SIGNATURE_MAX_DEPTH = 8  # types nested in a signature before "...": array[array
 class _CliError(Exception):
     """A failure the CLI explains itself: (exit status, one-line message)."""
 
-    def __init__(self, status, message):
+    def __init__(self, status: int, message: str) -> None:
         Exception.__init__(self, message)
         self.status = status
 
 
-def _cli_parser():
+def _cli_parser() -> argparse.ArgumentParser:
     import argparse
 
     class Parser(argparse.ArgumentParser):
-        def error(self, message):  # one line and status 2, like every other usage error
+        def error(self, message: str) -> NoReturn:  # one line and status 2, like every other usage error
             raise _UsageError(message)
 
     usage = _USAGE if sys.argv[0].endswith(".py") else _USAGE.replace("python mcp_min.py", "mcp_min")  # (installed)
@@ -9173,20 +9211,20 @@ def _cli_parser():
     return p
 
 
-def _json_arg(text, what):
+def _json_arg(text: str, what: str) -> Any:
     """A command-line value as JSON; NaN, Infinity and overflowing numbers are refused."""
-    def refuse(token):
+    def refuse(token: str) -> NoReturn:
         raise _UsageError("%s: %s is not JSON (quote it to send it as text)" % (what, token))
 
-    def number(token):
+    def number(token: str) -> float:
         value = float(token)
         return value if math.isfinite(value) else refuse(token)
     return json.loads(text, parse_constant=refuse, parse_float=number)
 
 
-def _key_values(pairs, as_json=True):
+def _key_values(pairs: Iterable[str], as_json: bool = True) -> Dict[str, Any]:
     """key=value pairs as a dict: values parsed as JSON when they parse (with no schema to go by)."""
-    out = {}
+    out: Dict[str, Any] = {}
     for key, value in _split_pairs(pairs):
         if as_json:
             value = _loose_json(value, "%s=%s" % (key, value))
@@ -9194,9 +9232,10 @@ def _key_values(pairs, as_json=True):
     return out
 
 
-def _split_pairs(pairs):
+def _split_pairs(pairs: Iterable[str]) -> List[Tuple[str, str]]:
     """[(key, text)] of key=value words; a repeated key is a usage error (which one would win?)."""
-    seen, out = set(), []
+    seen: Set[str] = set()
+    out: List[Tuple[str, str]] = []
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key:
@@ -9208,13 +9247,13 @@ def _split_pairs(pairs):
     return out
 
 
-def _call_words(words):
+def _call_words(words: Sequence[str]) -> List[str]:
     """A call's words checked before connecting: key=value pairs (no key twice) and JSON objects."""
     _split_pairs([w for w in words if not w.lstrip().startswith("{")])
     return list(words)
 
 
-def _loose_json(text, what):
+def _loose_json(text: str, what: str) -> Any:
     try:
         return _json_arg(text, what)
     except _UsageError:
@@ -9223,14 +9262,23 @@ def _loose_json(text, what):
         return text  # not JSON: the text itself
 
 
-def _schema_types(schema):
+def _dict_or_empty(value: Any) -> _Json:
+    """A JSON object from the server, or {} when it sent something else (or nothing); _list_or_empty alike."""
+    return value if isinstance(value, dict) else {}
+
+
+def _list_or_empty(value: Any) -> List[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _schema_types(schema: Any) -> List[str]:
     kind = schema.get("type") if isinstance(schema, dict) else None
     if isinstance(kind, str):
         return [kind]
     return [k for k in kind if isinstance(k, str)] if isinstance(kind, list) else []
 
 
-def _typed_value(text, schema, what):
+def _typed_value(text: str, schema: Any, what: str) -> Any:
     """A command-line word converted to what the schema says (string stays text: ``12345`` too);
     with no type to go by, JSON when it parses. _UsageError when it cannot be that type."""
     types = _schema_types(schema)
@@ -9249,17 +9297,20 @@ def _typed_value(text, schema, what):
             continue
         if kind == "integer" and isinstance(value, float) and value.is_integer():
             value = int(value)
-        wanted = {"integer": int, "number": (int, float), "array": list, "object": dict, "null": type(None)}
+        wanted: Dict[str, type | Tuple[type, ...]] = {"integer": int, "number": (int, float), "array": list,
+                                                      "object": dict, "null": type(None)}
         if kind in wanted and isinstance(value, wanted[kind]) and not isinstance(value, bool):
             return value
     raise _UsageError("%s: expected %s" % (what, " or ".join(types)))
 
 
-def _schema_arguments(words, json_text, schema, what, see=None):
+def _schema_arguments(words: Iterable[str], json_text: str | None, schema: Any, what: str,
+                      see: str | None = None) -> _Json:
     """The arguments of a call from key=value words and/or one JSON object, checked against the
     input schema before anything is sent: unknown, repeated and missing keys are usage errors.
     ``see``: the command that shows what ``what`` takes (default: ``tool <what>``)."""
-    arguments, pairs = {}, []
+    arguments: _Json = {}
+    pairs: List[str] = []
     for word in words:
         if word.lstrip().startswith("{"):
             if json_text is not None:
@@ -9285,10 +9336,12 @@ def _schema_arguments(words, json_text, schema, what, see=None):
     for key, text in _split_pairs(pairs):
         if key in arguments:
             raise _UsageError("%s: %s is given twice" % (what, key))
+        if props is None:
+            arguments[key] = _loose_json(text, "%s=%s" % (key, text))
+            continue
         if closed and key not in props:
             raise _UsageError("%s has no argument %r (it takes: %s)" % (what, key, ", ".join(props) or "none"))
-        arguments[key] = _typed_value(text, props.get(key, extra), "%s=%s" % (key, text)) if props is not None \
-            else _loose_json(text, "%s=%s" % (key, text))
+        arguments[key] = _typed_value(text, props.get(key, extra), "%s=%s" % (key, text))
     required = schema.get("required") if isinstance(schema, dict) else None
     missing = [k for k in required if isinstance(k, str) and k not in arguments] if isinstance(required, list) else []
     if missing:
@@ -9299,7 +9352,8 @@ def _schema_arguments(words, json_text, schema, what, see=None):
 
 # -- where servers come from: the command line, or the config files people already have
 
-def _config_files(home=None, cwd=None, platform=None, environ=None):
+def _config_files(home: str | None = None, cwd: str | None = None, platform: str | None = None,
+                  environ: Mapping[str, str] | None = None) -> List[Tuple[str, str, str]]:
     """[(label, path, table key)] of the MCP config files of common hosts, project files first."""
     environ = os.environ if environ is None else environ
     home = home or os.path.expanduser("~")
@@ -9324,10 +9378,12 @@ def _config_files(home=None, cwd=None, platform=None, environ=None):
     ]
 
 
-def _found_servers(files):
+def _found_servers(files: Iterable[Tuple[str, str, str | None]]
+                   ) -> Tuple[List[_FoundServer], List[_UsageError]]:
     """([(name, label, path, its key, entry)], [file error]) of the servers in these config files
     ((label, path, table key) each) that exist; a broken file never hides the others."""
-    found, problems = [], []
+    found: List[_FoundServer] = []
+    problems: List[_UsageError] = []
     for label, path, _ in files:
         if label != "--config" and not os.path.isfile(path):
             continue
@@ -9341,7 +9397,7 @@ def _found_servers(files):
     return found, problems
 
 
-def _config_input(input_id, where, inputs):
+def _config_input(input_id: str, where: str, inputs: Iterable[Any]) -> str:
     """A VS Code ${input:ID}: asked on the terminal (a password without echo); refused without one."""
     spec = next((i for i in inputs if isinstance(i, dict) and i.get("id") == input_id), {})
     if not _on_terminal():
@@ -9351,10 +9407,10 @@ def _config_input(input_id, where, inputs):
     if spec.get("password"):
         import getpass
         return getpass.getpass(question, sys.stderr)
-    return _ask(question)
+    return _ask(question) or ""  # (Ctrl-D: empty)
 
 
-def _server_from_config(path, name):
+def _server_from_config(path: str, name: str | None) -> _Json:
     """{"server", "env", "headers", "cwd"} of one entry of an MCP config file (its only one
     without a name), read by _server_entry; errors name the file and the key."""
     doc = _read_servers_file(path)
@@ -9368,7 +9424,7 @@ def _server_from_config(path, name):
         raise _UsageError("no server %r in %s (it has: %s)" % (name, path, ", ".join(sorted(tables)) or "none"))
     where, entry = tables[name]
     where = "%s: %s" % (path, where)
-    inputs = doc.get("inputs") if isinstance(doc.get("inputs"), list) else []
+    inputs = _list_or_empty(doc.get("inputs"))
     server, options = _server_entry(entry, where, lambda text, at: _expand(
         text, at, lambda input_id, asker: _config_input(input_id, asker, inputs)))
     if server is None:
@@ -9376,7 +9432,7 @@ def _server_from_config(path, name):
     return dict({"env": {}, "headers": {}, "cwd": None}, server=server, **options)
 
 
-def _cli_url(text, what="--url"):
+def _cli_url(text: str, what: str = "--url") -> str:
     """An http(s) URL, or a usage error that says what was probably meant."""
     scheme = text.split("://", 1)[0].lower() if "://" in text else ""
     if scheme in ("http", "https"):
@@ -9392,7 +9448,7 @@ def _cli_url(text, what="--url"):
     raise _UsageError("%s: %s is not a URL" % (what, text))
 
 
-def _looks_like_url(argv):
+def _looks_like_url(argv: Sequence[str]) -> bool:
     """A lone server word that is a URL (or one without its scheme) and no program of that name."""
     if len(argv) != 1 or os.path.exists(argv[0]):
         return False
@@ -9400,15 +9456,16 @@ def _looks_like_url(argv):
     return "://" in argv[0] or bool(re.match(_URL_LIKE, argv[0])) and "/" in argv[0] and shutil.which(argv[0]) is None
 
 
-def _parse_cli(argv):
+def _parse_cli(argv: List[str]) -> Tuple[argparse.Namespace, _Json | None, Any]:
     """The command line as (options, server dict, command arguments); _UsageError when bad."""
-    server_argv, explicit_argv = [], "--" in argv
+    server_argv: List[str] = []
+    explicit_argv = "--" in argv
     if explicit_argv:
         cut = argv.index("--")
         argv, server_argv = argv[:cut], argv[cut + 1:]
     opts = _cli_parser().parse_intermixed_args(argv)  # (options between the words too: call --task NAME)
     env = _key_values(opts.env, as_json=False)
-    headers = {}
+    headers: Dict[str, str] = {}
     for h in opts.header:
         key, sep, value = h.partition(":")
         if not sep:
@@ -9420,9 +9477,9 @@ def _parse_cli(argv):
         raise _UsageError("--timeout must be a positive finite number of seconds, not %r" % opts.timeout)
     if opts.protocol_version != "auto" and opts.protocol_version not in SUPPORTED_VERSIONS:
         raise _UsageError("--protocol-version must be auto or one of %s" % ", ".join(SUPPORTED_VERSIONS))
-    needs, parse = _COMMANDS.get(opts.command, (None, None))[:2]
-    if needs is None:
+    if opts.command not in _COMMANDS:
         raise _UsageError("unknown command %r (see --help)" % opts.command)
+    needs, parse = _COMMANDS[opts.command][:2]
     if len(opts.args) < needs:
         raise _UsageError("%s needs an argument" % opts.command)
     parsed = parse(opts.args)
@@ -9434,7 +9491,7 @@ def _parse_cli(argv):
         raise _UsageError("give the server one way, not %s" % " and ".join(given))
     if explicit_argv and not server_argv:
         raise _UsageError("nothing after --: give the server's command line")
-    server = {"env": {}, "headers": {}, "cwd": None}
+    server: _Json = {"env": {}, "headers": {}, "cwd": None}
     if opts.config:
         server = _server_from_config(opts.config, opts.server)
     elif opts.url:
@@ -9469,44 +9526,44 @@ def _parse_cli(argv):
 # control characters as escapes; content asked for (call, read, prompt, skill) does on a
 # terminal and is exact when piped; JSON has them all as \u escapes.
 
-def _print(value, as_json):
+def _print(value: Any, as_json: bool) -> None:
     if as_json or not isinstance(value, str):
         print(_dumps_for_humans_indented(value))
     else:
         _content(value)
 
 
-def _out(text, lines=False):
+def _out(text: str, lines: bool = False) -> None:
     """A line of a listing (with ``lines``: a block of lines) to stdout, made visible."""
     print(_visible(text, lines))
 
 
-def _content(text, end="\n"):
+def _content(text: object, end: str = "\n") -> None:
     """What the user asked for to stdout: exact when piped, made visible on a terminal."""
     text = str(text)
     print(_visible(text, True) if _stdout_on_terminal() else text, end=end)
 
 
-def _stdout_on_terminal():
+def _stdout_on_terminal() -> bool:
     try:
         return sys.stdout.isatty()
     except (AttributeError, ValueError):  # (None, or closed)
         return False
 
 
-def _dumps_for_humans_indented(value):
+def _dumps_for_humans_indented(value: Any) -> str:
     try:
         return _visible(json.dumps(value, indent=2, ensure_ascii=False), as_json=True)
     except (ValueError, TypeError, RecursionError):  # (nested past the recursion limit: compact, then)
         return _visible(_glimpse(value), as_json=True)
 
 
-def _first_line(text):
+def _first_line(text: Any) -> str:
     lines = (text if isinstance(text, str) else _dumps_for_humans(text) if text else "").strip().splitlines()
     return lines[0] if lines else ""
 
 
-def _type_text(schema, depth=0):
+def _type_text(schema: Any, depth: int = 0) -> str:
     """A schema's type the way a signature shows it: number, "a"|"b", array[string], ..."""
     if not isinstance(schema, dict):
         return "any"
@@ -9526,11 +9583,11 @@ def _type_text(schema, depth=0):
     return "|".join(types) or "any"
 
 
-def _signature(tool):
+def _signature(tool: _Json) -> str:
     """add(a: number, b: number, unit?: "m"|"km" = "m"): required first, optionals marked with ?."""
-    schema = tool.get("inputSchema") if isinstance(tool.get("inputSchema"), dict) else {}
-    props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
-    required = schema.get("required") if isinstance(schema.get("required"), list) else []
+    schema = _dict_or_empty(tool.get("inputSchema"))
+    props = _dict_or_empty(schema.get("properties"))
+    required = _list_or_empty(schema.get("required"))
     params = []
     for key in sorted(props, key=lambda k: k not in required):
         prop = props[key] if isinstance(props[key], dict) else {}
@@ -9541,17 +9598,17 @@ def _signature(tool):
     out = "%s(%s)" % (tool.get("name"), ", ".join(params))
     output = tool.get("outputSchema")
     if isinstance(output, dict):
-        fields = output.get("properties") if isinstance(output.get("properties"), dict) else {}
+        fields = _dict_or_empty(output.get("properties"))
         out += " -> " + ("{%s}" % ", ".join("%s: %s" % (k, _type_text(v)) for k, v in fields.items())
                          if fields else _type_text(output))
     return out
 
 
-def _item(item, label):
+def _item(item: Any, label: str) -> _Json:
     return item if isinstance(item, dict) else {label: item}
 
 
-def _print_tools(tools, as_json):
+def _print_tools(tools: Sequence[Any], as_json: bool) -> None:
     if as_json:
         _print(tools, True)
         return
@@ -9561,7 +9618,7 @@ def _print_tools(tools, as_json):
         _out("%s%s" % (_signature(tool), "  - " + desc if desc else ""))
 
 
-def _print_tool(tool, as_json):
+def _print_tool(tool: _Json, as_json: bool) -> None:
     """One tool in full: signature, description, each parameter, annotations, output schema."""
     if as_json:
         _print(tool, True)
@@ -9569,9 +9626,9 @@ def _print_tool(tool, as_json):
     _out(_signature(tool))
     if tool.get("description"):
         _out("\n" + str(tool["description"]).strip(), lines=True)
-    schema = tool.get("inputSchema") if isinstance(tool.get("inputSchema"), dict) else {}
-    props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
-    required = schema.get("required") if isinstance(schema.get("required"), list) else []
+    schema = _dict_or_empty(tool.get("inputSchema"))
+    props = _dict_or_empty(schema.get("properties"))
+    required = _list_or_empty(schema.get("required"))
     if props:
         print("\nparameters:")
     for key, prop in props.items():
@@ -9587,7 +9644,7 @@ def _print_tool(tool, as_json):
                                                  _dumps_for_humans_indented(tool[field]).splitlines())), lines=True)
 
 
-def _find(items, name, what, key="name"):
+def _find(items: Sequence[Any], name: str, what: str, key: str = "name") -> _Json:
     for item in items:
         if isinstance(item, dict) and item.get(key) == name:
             return item
@@ -9595,7 +9652,7 @@ def _find(items, name, what, key="name"):
         what, name, ", ".join(str(i.get(key)) for i in items if isinstance(i, dict)) or "none"))
 
 
-def _run_info(client, parsed, opts):
+def _run_info(client: Client, parsed: None, opts: argparse.Namespace) -> int:
     info = {"server": client.server_info, "protocol_version": client.protocol_version,
             "transport": client.transport, "capabilities": client.server_capabilities,
             "instructions": client.instructions}
@@ -9610,7 +9667,7 @@ def _run_info(client, parsed, opts):
     return EXIT_OK
 
 
-def _run_tools(client, names, opts):
+def _run_tools(client: Client, names: List[str], opts: argparse.Namespace) -> int:
     tools = client.list_tools()
     if not names:
         _print_tools(tools, opts.json)
@@ -9619,18 +9676,18 @@ def _run_tools(client, names, opts):
     return EXIT_OK
 
 
-def _tool_arguments(client, name, words, opts):
+def _tool_arguments(client: Client, name: str, words: List[str], opts: argparse.Namespace) -> _Json:
     """The call's arguments, converted and checked by the tool's input schema (tools/list first);
     a tool that is not listed (or a server without tools/list) gets today's JSON-when-it-parses rule."""
     try:
         tools = client.list_tools()
     except RequestError:
         tools = []
-    tool = next((t for t in tools if isinstance(t, dict) and t.get("name") == name), {})
+    tool: _Json = next((t for t in tools if isinstance(t, dict) and t.get("name") == name), {})
     return _schema_arguments(words, opts.json_args, tool.get("inputSchema"), name)
 
 
-def _run_call(client, parsed, opts):
+def _run_call(client: Client, parsed: Tuple[str, List[str]], opts: argparse.Namespace) -> int:
     name, words = parsed
     arguments = _tool_arguments(client, name, words, opts)
     if opts.task:
@@ -9655,14 +9712,14 @@ def _run_call(client, parsed, opts):
     return EXIT_OK
 
 
-def _stderr_line(text):
+def _stderr_line(text: str) -> None:
     """One line to stderr in one write: lines from two threads (the caller's, mcp_min-events) never mix.
     Made visible (_visible), newlines kept: it may carry server text (a message, an error)."""
     sys.stderr.write(_visible(text, True) + "\n")
     sys.stderr.flush()
 
 
-def _show_progress(done, total, message):
+def _show_progress(done: Any, total: Any, message: Any) -> None:
     if isinstance(message, str) and message.startswith("task ") and not done and total is None:
         _stderr_line("mcp_min: %s" % message)  # a task's status
         return
@@ -9674,31 +9731,32 @@ class _TaskLines(object):
     """``call --task``'s stderr lines in order: the task's status can arrive (on mcp_min-events)
     before ``start()`` returns the Task, so lines before the one naming it wait for that one."""
 
-    def __init__(self):
-        self._lock, self._early = threading.Lock(), []  # _early: None once the task is named
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._early: List[Tuple[Any, Any, Any]] | None = []  # None once the task is named
 
-    def progress(self, done, total, message):
+    def progress(self, done: Any, total: Any, message: Any) -> None:
         with self._lock:
             if self._early is not None:
                 self._early.append((done, total, message))
                 return
         _show_progress(done, total, message)
 
-    def named(self, line):
+    def named(self, line: str | None) -> None:
         """The line naming the task (None: no task was made), then what came before it."""
         with self._lock:  # (held while printing: a status arriving now waits, and comes after)
             if line is not None:
                 _stderr_line(line)
-            early, self._early = self._early, None
+            early, self._early = self._early or [], None
             for args in early:
                 _show_progress(*args)
 
 
-def _on_terminal():
+def _on_terminal() -> bool:
     return sys.stdin is not None and sys.stdin.isatty() and sys.stderr is not None and sys.stderr.isatty()
 
 
-def _ask(question):
+def _ask(question: str) -> str | None:
     """One answer typed on the terminal; the question goes to stderr (stdout is for results).
     EOF (Ctrl-D) is None."""
     sys.stderr.write(_visible(question))  # (one line: a newline in a server's label shows as \n)
@@ -9707,7 +9765,7 @@ def _ask(question):
     return line.rstrip("\r\n") if line else None
 
 
-def _cli_url_elicitation(params):
+def _cli_url_elicitation(params: _Json) -> _Json:
     """URL-mode elicitation on the command line: show the URL; on a terminal, offer a browser."""
     import urllib.parse
     url = str(params.get("url", ""))
@@ -9728,18 +9786,18 @@ def _cli_url_elicitation(params):
     return {"action": "accept"}
 
 
-def _cli_form_elicitation(params):
+def _cli_form_elicitation(params: _Json) -> _Json:
     """Form-mode elicitation: on a terminal, ask for each field of the requested schema (its type,
     default and choices), then accept, decline or cancel; without one, decline and say so."""
     message = _first_line(params.get("message")) or "(no message)"
     if not _on_terminal():
         _stderr_line("mcp_min: the server asks for input (%s); declined: no terminal to ask on" % message)
         return {"action": "decline"}
-    schema = params.get("requestedSchema") if isinstance(params.get("requestedSchema"), dict) else {}
-    props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
-    required = schema.get("required") if isinstance(schema.get("required"), list) else []
+    schema = _dict_or_empty(params.get("requestedSchema"))
+    props = _dict_or_empty(schema.get("properties"))
+    required = _list_or_empty(schema.get("required"))
     _stderr_line("mcp_min: the server asks: %s" % params.get("message", ""))
-    content = {}
+    content: _Json = {}
     for key, prop in props.items():
         prop = prop if isinstance(prop, dict) else {}
         choices = prop.get("enum") or [c.get("const") for c in prop.get("oneOf") or [] if isinstance(c, dict)]
@@ -9784,7 +9842,7 @@ def _cli_form_elicitation(params):
             return {"action": "cancel"}
 
 
-def _run_task(client, task_id, opts):
+def _run_task(client: Client, task_id: str, opts: argparse.Namespace) -> int:
     task = client.task(task_id, progress=_show_progress)
     try:
         value = task.status() if opts.json else task.result()
@@ -9794,7 +9852,7 @@ def _run_task(client, task_id, opts):
     return EXIT_OK
 
 
-def _run_resources(client, parsed, opts):
+def _run_resources(client: Client, parsed: None, opts: argparse.Namespace) -> int:
     offers = client.server_capabilities.get("resources") is not None
     if opts.json:
         _print({"resources": client.list_resources(),
@@ -9814,7 +9872,7 @@ def _run_resources(client, parsed, opts):
     return EXIT_OK
 
 
-def _run_read(client, uri, opts):
+def _run_read(client: Client, uri: str, opts: argparse.Namespace) -> int:
     result = client.read_resource(uri)
     if opts.json:
         _print(result, True)
@@ -9828,13 +9886,13 @@ def _run_read(client, uri, opts):
     return EXIT_OK
 
 
-def _prompt_signature(prompt):
-    args = prompt.get("arguments") if isinstance(prompt.get("arguments"), list) else []
+def _prompt_signature(prompt: _Json) -> str:
+    args = _list_or_empty(prompt.get("arguments"))
     shown = ["%s%s" % (a.get("name"), "" if a.get("required") else "?") for a in args if isinstance(a, dict)]
     return "%s(%s)" % (prompt.get("name"), ", ".join(shown))
 
 
-def _run_prompts(client, parsed, opts):
+def _run_prompts(client: Client, parsed: None, opts: argparse.Namespace) -> int:
     prompts = client.list_prompts()
     if opts.json:
         _print(prompts, True)
@@ -9846,7 +9904,7 @@ def _run_prompts(client, parsed, opts):
     return EXIT_OK
 
 
-def _run_prompt(client, parsed, opts):
+def _run_prompt(client: Client, parsed: Tuple[str, List[str]], opts: argparse.Namespace) -> int:
     name, words = parsed
     if opts.json_args is not None:
         words = list(words) + [opts.json_args]
@@ -9854,7 +9912,7 @@ def _run_prompt(client, parsed, opts):
         listed = client.list_prompts()
     except RequestError:
         listed = []
-    prompt = next((p for p in listed if isinstance(p, dict) and p.get("name") == name), {})
+    prompt: _Json = next((p for p in listed if isinstance(p, dict) and p.get("name") == name), {})
     declared = prompt.get("arguments") if isinstance(prompt.get("arguments"), list) else None
     schema = None
     if declared is not None:  # prompt arguments are strings; the same checks as a tool's
@@ -9870,12 +9928,12 @@ def _run_prompt(client, parsed, opts):
         return EXIT_OK
     for m in _field(result, "messages", list, "prompts/get", []):
         m = m if isinstance(m, dict) else {}
-        content = m.get("content") if isinstance(m.get("content"), dict) else {}
+        content = _dict_or_empty(m.get("content"))
         _content("%s: %s" % (m.get("role"), content.get("text", _dumps_for_humans(content))))
     return EXIT_OK
 
 
-def _run_complete(client, parsed, opts):
+def _run_complete(client: Client, parsed: Tuple[str, List[str]], opts: argparse.Namespace) -> int:
     ref, words = parsed
     pairs = _split_pairs(words)
     if not pairs:
@@ -9889,24 +9947,24 @@ def _run_complete(client, parsed, opts):
     return EXIT_OK
 
 
-def _run_skills(client, parsed, opts):
+def _run_skills(client: Client, parsed: None, opts: argparse.Namespace) -> int:
     skills = client.list_skills()
     if opts.json:
         _print(skills, True)
         return EXIT_OK
     for entry in skills:
-        fm = entry.get("frontmatter") if isinstance(entry.get("frontmatter"), dict) else {}
+        fm = _dict_or_empty(entry.get("frontmatter"))
         desc = _first_line(fm.get("description"))
         _out("%s%s  (%s)" % (fm.get("name"), "  - " + desc if desc else "", entry.get("uri")))
     return EXIT_OK
 
 
-def _run_skill(client, name, opts):
+def _run_skill(client: Client, name: str, opts: argparse.Namespace) -> int:
     skill = client.read_skill(name)
     if not opts.json:
         _content(skill["text"], end="" if skill["text"].endswith("\n") else "\n")
         return EXIT_OK
-    files = {}
+    files: Dict[str, _Json] = {}
     for uri, data in skill["files"].items():
         try:
             files[uri] = {"size": len(data), "text": data.decode("utf-8")}
@@ -9916,13 +9974,13 @@ def _run_skill(client, name, opts):
     return EXIT_OK
 
 
-def _run_ping(client, parsed, opts):
+def _run_ping(client: Client, parsed: None, opts: argparse.Namespace) -> int:
     client.ping()
     print("ok")
     return EXIT_OK
 
 
-def _raw_args(args):
+def _raw_args(args: List[str]) -> Tuple[str, _Json | None]:
     try:
         params = _json_arg(args[1], "raw params") if len(args) > 1 else None
     except _UsageError:
@@ -9934,7 +9992,12 @@ def _raw_args(args):
     return args[0], params
 
 
-def _run_servers(opts):
+def _run_raw(client: Client, parsed: Tuple[str, _Json | None], opts: argparse.Namespace) -> int:
+    _print(client.request(*parsed), True)
+    return EXIT_OK
+
+
+def _run_servers(opts: argparse.Namespace) -> int:
     """The servers of the MCP config files found here (or of --config FILE): name, what it runs
     (as written) or "(disabled)", and where it is written.  A broken file or entry is reported in
     one line (exit 2); the others are still listed."""
@@ -9943,9 +10006,9 @@ def _run_servers(opts):
         print("mcp_min: %s" % ("no servers in %s" % opts.config if opts.config else "no MCP config file here "
               "(looked for: %s)" % ", ".join(p for _, p, _ in _config_files())), file=sys.stderr)
         return EXIT_OK
-    rows = []
+    rows: List[_Json] = []
     for name, label, path, where, entry in found:
-        row = {"name": name, "host": label, "file": path, "entry": entry}
+        row: _Json = {"name": name, "host": label, "file": path, "entry": entry}
         try:
             server, _ = _server_entry(entry, "%s: %s" % (path, where), lambda text, at: text)  # (as written)
             row["disabled"] = server is None
@@ -9964,26 +10027,26 @@ def _run_servers(opts):
     return EXIT_USAGE if problems else EXIT_OK
 
 
-def _run_shell(client, parsed, opts):
+def _run_shell(client: Client, parsed: None, opts: argparse.Namespace) -> int:
     _new_shell(client, opts).cmdloop()
     return EXIT_OK
 
 
-def _shell_class():
+def _shell_class() -> Callable[[Client, argparse.Namespace], cmd.Cmd]:
     import cmd
 
     class Shell(cmd.Cmd):
         """An interactive shell on one server: every CLI command, tab completion, history."""
-        intro = "connected to %s; type help, or quit (Ctrl-D)"
         prompt = "mcp> "
 
-        def __init__(self, client, opts):
+        def __init__(self, client: Client, opts: argparse.Namespace) -> None:
             cmd.Cmd.__init__(self)
             self.client, self.opts = client, opts
-            self.intro = _visible(self.intro % (client.server_info.get("name") or "the server"))
-            self.trace_handler = None
+            self.intro = _visible("connected to %s; type help, or quit (Ctrl-D)"
+                                  % (client.server_info.get("name") or "the server"))
+            self.trace_handler: logging.Handler | None = None
 
-        def onecmd(self, line):
+        def onecmd(self, line: str) -> bool:
             try:
                 return cmd.Cmd.onecmd(self, line)
             except (_UsageError, _CliError, McpError, ValueError) as e:
@@ -9992,13 +10055,13 @@ def _shell_class():
                 print("(interrupted)", file=sys.stderr)
             return False
 
-        def emptyline(self):
+        def emptyline(self) -> bool:
             return False  # not cmd's default: repeat the last command
 
-        def default(self, line):  # (cmd's own says "*** Unknown syntax")
+        def default(self, line: str) -> None:  # (cmd's own says "*** Unknown syntax")
             print("error: no command %r here (help lists them)" % line.split()[0], file=sys.stderr)
 
-        def run(self, command, line):
+        def run(self, command: str, line: str) -> None:
             import shlex
             words = shlex.split(line)
             needs, parse, run = _COMMANDS[command]
@@ -10006,63 +10069,63 @@ def _shell_class():
                 raise _UsageError("%s needs an argument" % command)
             run(self.client, parse(words), self.opts)
 
-        def do_info(self, line):
+        def do_info(self, line: str) -> None:
             """info: server name, version, protocol, capabilities"""
             self.run("info", line)
 
-        def do_tools(self, line):
+        def do_tools(self, line: str) -> None:
             """tools [NAME]: list tools as signatures; with NAME, one in full"""
             self.run("tools", line)
 
-        def do_call(self, line):
+        def do_call(self, line: str) -> None:
             """call NAME [key=value ...] [JSON]: call a tool"""
             self.run("call", line)
 
-        def do_resources(self, line):
+        def do_resources(self, line: str) -> None:
             """resources: list resources and resource templates"""
             self.run("resources", line)
 
-        def do_read(self, line):
+        def do_read(self, line: str) -> None:
             """read URI: read a resource"""
             self.run("read", line)
 
-        def do_prompts(self, line):
+        def do_prompts(self, line: str) -> None:
             """prompts: list prompts"""
             self.run("prompts", line)
 
-        def do_prompt(self, line):
+        def do_prompt(self, line: str) -> None:
             """prompt NAME [key=value ...]: get a prompt"""
             self.run("prompt", line)
 
-        def do_complete(self, line):
+        def do_complete(self, line: str) -> None:
             """complete REF ARG=PREFIX: completions of a prompt or resource template argument"""
             self.run("complete", line)
 
-        def do_tool(self, line):
+        def do_tool(self, line: str) -> None:
             """tool NAME: one tool in full"""
             self.run("tool", line)
 
-        def do_skills(self, line):
+        def do_skills(self, line: str) -> None:
             """skills: list skills"""
             self.run("skills", line)
 
-        def do_skill(self, line):
+        def do_skill(self, line: str) -> None:
             """skill NAME|URI: read a skill and print its SKILL.md"""
             self.run("skill", line)
 
-        def do_task(self, line):
+        def do_task(self, line: str) -> None:
             """task ID: wait for a task and print its value"""
             self.run("task", line)
 
-        def do_raw(self, line):
+        def do_raw(self, line: str) -> None:
             """raw METHOD [JSON]: send any request, print the raw result"""
             self.run("raw", line)
 
-        def do_ping(self, line):
+        def do_ping(self, line: str) -> None:
             """ping: check the server answers"""
             self.run("ping", line)
 
-        def do_trace(self, line):
+        def do_trace(self, line: str) -> None:
             """trace on|off: show every JSON-RPC message on stderr"""
             on = line.strip().lower() in ("on", "1", "yes")
             if on and self.trace_handler is None:
@@ -10074,7 +10137,7 @@ def _shell_class():
                 self.trace_handler = None
             print("trace %s" % ("on" if on else "off"))
 
-        def do_history(self, line):
+        def do_history(self, line: str) -> None:
             """history: the commands typed so far"""
             try:
                 import readline
@@ -10084,26 +10147,26 @@ def _shell_class():
             for i in range(1, readline.get_current_history_length() + 1):
                 print("%4d  %s" % (i, readline.get_history_item(i)))
 
-        def do_quit(self, line):
+        def do_quit(self, line: str) -> bool:
             """quit: leave the shell (also: exit, Ctrl-D)"""
             return True
 
         do_exit = do_quit
 
-        def do_EOF(self, line):
+        def do_EOF(self, line: str) -> bool:
             """EOF (Ctrl-D): leave the shell"""
             if self.prompt:  # (on a terminal: end the prompt's line)
                 print()
             return True
 
-        def complete(self, text, state):
+        def complete(self, text: str, state: int) -> str | None:  # type: ignore[override]  # typeshed: list[str]|None
             # cmd.Cmd.complete, made to work with PyPy 3.9's readline (pyrepl), where it silently
             # completes nothing: there get_line_buffer() gives bytes, and get_begidx/get_endidx
             # raise NameError (Python 2's xrange).  The word being completed is `text`; without the
             # bounds, the cursor is taken to be at the end of the line, where it is while typing.
             if state == 0:
                 import readline
-                buffer = readline.get_line_buffer()
+                buffer: str | bytes = readline.get_line_buffer()  # (bytes under pyrepl, whatever typeshed says)
                 if isinstance(buffer, bytes):
                     buffer = buffer.decode("utf-8", "replace")
                 try:
@@ -10120,42 +10183,42 @@ def _shell_class():
                     find = self.completenames
                 self.completion_matches = find(text, line, begin, end)
             try:
-                return self.completion_matches[state]
+                return (self.completion_matches or [])[state]  # (set at state 0, which readline asks first)
             except IndexError:
                 return None
 
-        def names(self, items, key, text):
+        def names(self, items: Iterable[Any], key: str, text: str) -> List[str]:
             # readline shows the matches raw: a name with a terminal control is left out (an escaped
             # one would name nothing); `tools` still lists it, made visible
             return [str(i.get(key)) for i in items if isinstance(i, dict) and str(i.get(key)).startswith(text)
                     and _visible(i.get(key)) == str(i.get(key))]
 
-        def complete_call(self, text, line, begidx, endidx):
+        def complete_call(self, text: str, line: str, begidx: int, endidx: int) -> List[str]:
             words = line[:begidx].split()
             tools = self.client.list_tools()
             if len(words) <= 1:  # (readline adds no space after a match: the name is then complete)
                 return [name + " " for name in self.names(tools, "name", text)]
-            tool = next((t for t in tools if isinstance(t, dict) and t.get("name") == words[1]), {})
-            schema = tool.get("inputSchema") if isinstance(tool.get("inputSchema"), dict) else {}
-            props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+            tool: _Json = next((t for t in tools if isinstance(t, dict) and t.get("name") == words[1]), {})
+            schema = _dict_or_empty(tool.get("inputSchema"))
+            props = _dict_or_empty(schema.get("properties"))
             given = set(w.split("=", 1)[0] for w in words[2:])
             return [k + "=" for k in props if k.startswith(text) and k not in given and _visible(k) == k]
 
-        def complete_tools(self, text, line, begidx, endidx):
+        def complete_tools(self, text: str, line: str, begidx: int, endidx: int) -> List[str]:
             return self.names(self.client.list_tools(), "name", text)
 
         complete_tool = complete_tools
 
-        def complete_prompt(self, text, line, begidx, endidx):
+        def complete_prompt(self, text: str, line: str, begidx: int, endidx: int) -> List[str]:
             return self.names(self.client.list_prompts(), "name", text) if len(line[:begidx].split()) <= 1 else []
 
-        def complete_read(self, text, line, begidx, endidx):
+        def complete_read(self, text: str, line: str, begidx: int, endidx: int) -> List[str]:
             return self.names(self.client.list_resources(), "uri", text)
 
     return Shell
 
 
-def _new_shell(client, opts):
+def _new_shell(client: Client, opts: argparse.Namespace) -> cmd.Cmd:
     try:
         import readline  # line editing, history and tab completion, where the platform has it
         readline.set_completer_delims(" \t\n")
@@ -10168,7 +10231,7 @@ def _new_shell(client, opts):
     return shell
 
 
-_COMMANDS = {
+_COMMANDS: Dict[str, Tuple[int, _CliParse, _CliRun]] = {
     # name: (arguments needed, parse(args) before connecting, run(client, parsed, opts) -> exit status)
     "info": (0, lambda args: None, _run_info),
     "tools": (0, lambda args: list(args), _run_tools),
@@ -10182,9 +10245,9 @@ _COMMANDS = {
     "skills": (0, lambda args: None, _run_skills),
     "skill": (1, lambda args: args[0], _run_skill),
     "ping": (0, lambda args: None, _run_ping),
-    "raw": (1, _raw_args, lambda client, parsed, opts: _print(client.request(*parsed), True) or EXIT_OK),
+    "raw": (1, _raw_args, _run_raw),
     "task": (1, lambda args: args[0], _run_task),
-    "servers": (0, lambda args: None, None),
+    "servers": (0, lambda args: None, lambda client, parsed, opts: _run_servers(opts)),  # (_main runs it unconnected)
     "shell": (0, lambda args: None, _run_shell),
 }
 
@@ -10193,7 +10256,7 @@ _OFFERED = {"tools/": "tools", "resources/": "resources", "prompts/": "prompts",
             "tasks/": "tasks", "logging/": "logging"}
 
 
-def _cli_message(error, capabilities):
+def _cli_message(error: Exception, capabilities: _Json) -> str:
     """The one line for an error, with what to do where the cause is known."""
     if isinstance(error, RequestError) and error.code == METHOD_NOT_FOUND and error.method:
         wanted = next((v for k, v in _OFFERED.items() if error.method.startswith(k)), error.method)
@@ -10208,11 +10271,11 @@ class _VisibleFormatter(logging.Formatter):
     """The command line's log lines, made visible: they carry server text (its log messages, a
     warning quoting what it sent, the JSON-RPC trace)."""
 
-    def format(self, record):
+    def format(self, record: logging.LogRecord) -> str:
         return _visible(logging.Formatter.format(self, record), True)
 
 
-def _trace_on():
+def _trace_on() -> logging.Handler:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(_VisibleFormatter("%(asctime)s %(name)s %(message)s"))
     _log.addHandler(handler)
@@ -10221,7 +10284,7 @@ def _trace_on():
     return handler
 
 
-def _error_status(error, connected):
+def _error_status(error: Exception, connected: bool) -> int:
     """The exit status of an exception, by the one table in _USAGE."""
     if isinstance(error, _MissingModule):  # (this Python, not the server: "other")
         return EXIT_OTHER
@@ -10237,9 +10300,10 @@ def _error_status(error, connected):
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (never raises, never prints a traceback)."""
     for stream in (sys.stdout, sys.stderr):  # a terminal that cannot show a character must not crash us
-        if hasattr(stream, "reconfigure"):
+        reconfigure = getattr(stream, "reconfigure", None)  # (a TextIOWrapper's; not every stream has it)
+        if reconfigure is not None:
             try:
-                stream.reconfigure(errors="backslashreplace")
+                reconfigure(errors="backslashreplace")
             except (ValueError, OSError):
                 pass
     try:
@@ -10254,7 +10318,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BROKEN_PIPE
 
 
-def _main(argv):
+def _main(argv: List[str]) -> int:
     try:
         opts, server, parsed = _parse_cli(argv)
         if server is None:
@@ -10268,13 +10332,13 @@ def _main(argv):
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(_VisibleFormatter("mcp_min: %(message)s"))
         logging.basicConfig(level=logging.WARNING, handlers=[handler])
-    client = None
+    client: Client | None = None
     try:
         auth = None
         if opts.oauth or opts.client_id or opts.assertion_file or opts.dpop:
             grant = {"grant_type": "jwt-bearer", "assertion_file": opts.assertion_file} if opts.assertion_file else {}
             auth = OAuth(client_id=opts.client_id, client_secret=opts.client_secret, dpop=opts.dpop or None, **grant)
-        tls = {}
+        tls: _Json = {}
         if isinstance(server["server"], str):  # (a URL: the HTTP options apply)
             tls = {"transport": opts.transport, "verify": False if opts.insecure else opts.cacert or True,
                    "cert": (opts.cert, opts.key) if opts.key else opts.cert}
