@@ -7361,7 +7361,8 @@ class _Tasks(object):
         """Client.start()'s value: a Task for what the call answered (one already done when the
         server answered at once), which checks its outcome against the tool's outputSchema."""
         task = self.made(fut, result) or Task(self._session, None, None, fut._progress, result)
-        task._tool = fut._params.get("name")
+        task._tool = (fut._params or {}).get("name")  # (a tools/call always has params)
+
         return task
 
     def _follow_here(self, fut: Future, result: _Json) -> Any:
@@ -7492,8 +7493,8 @@ class Task(object):
                 raise _Expired()
             if outcome is None:
                 outcome = self._await(_deadline_after(wait))
-        except _Expired:
-            raise RequestTimeout("task %s did not end within %.3g s (it goes on)" % (self.id, wait))
+        except _Expired:  # (so there was a wait: a number)
+            raise RequestTimeout("task %s did not end within %.3g s (it goes on)" % (self.id, wait or 0.0))
         if isinstance(outcome, BaseException):
             raise outcome
         self._session._check_output(self._tool, outcome)
@@ -7519,9 +7520,9 @@ class Task(object):
                     if _expired(fut._deadline):
                         raise
                     # postponed meanwhile (reset_on_progress): follow on
-        except _Expired:
+        except _Expired:  # (so the call had a deadline, and a timeout)
             outcome = RequestTimeout("no outcome of %s (task %s) within %.3g s; task cancelled"
-                                     % (fut.method, self.id, fut._timeout))
+                                     % (fut.method, self.id, fut._timeout or 0.0))
         except ConnectionClosed as e:
             return e
         except McpError as e:
