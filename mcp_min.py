@@ -7269,15 +7269,20 @@ class Client(object):
 # is followed by a thread of its own, so its Future stands for the whole task.
 # ---------------------------------------------------------------------------
 
+if TYPE_CHECKING:
+    _Outcome = Union[_Json, McpError]  # how a task ended: its result, or the error it ended with
+
 _TERMINAL = ("completed", "failed", "cancelled")
-_TASK_HANDLE = object()  # finish= of Client.start(): the answer becomes a Task, not followed here
+# finish= of Client.start(): the answer becomes a Task, not followed here.  (Typed Any: it stands in
+# for the finish callables a tools/call otherwise takes.)
+_TASK_HANDLE: Any = object()
 
 
 class _Expired(Exception):
     """Internal: following a task reached its deadline (the call's, or the wait's)."""
 
 
-def _older(stamp, than):
+def _older(stamp: object, than: object) -> bool:
     """Whether ISO 8601 timestamp ``stamp`` is before ``than`` (both in the server's one format)."""
     return isinstance(stamp, str) and isinstance(than, str) and len(stamp) == len(than) and stamp < than
 
@@ -7286,17 +7291,18 @@ class _Tasks(object):
     """A session's tasks: which tools want one (2025-11-25), the tasks being followed
     (for pushed status and progress), and the threads that follow submitted calls."""
 
-    def __init__(self, session):
+    def __init__(self, session: _Session) -> None:
         self._session = session
         self._lock = threading.Lock()
-        self._by_id = weakref.WeakValueDictionary()  # task id -> Task
-        self._by_future = weakref.WeakKeyDictionary()  # the call's Future -> the Task it became
-        self._tokens = {}  # progress token of a 2025-11-25 call that became a task -> Task
-        self._support = None  # tool name -> execution.taskSupport (2025-11-25), from tools/list
-        self.push = None  # False once the server showed it pushes no task status (2026-07-28)
+        self._by_id: weakref.WeakValueDictionary[str, Task] = weakref.WeakValueDictionary()  # task id -> Task
+        # the call's Future -> the Task it became
+        self._by_future: weakref.WeakKeyDictionary[Future, Task] = weakref.WeakKeyDictionary()
+        self._tokens: Dict[Any, Task] = {}  # progress token of a 2025-11-25 call that became a task -> Task
+        self._support: Dict[str, Any] | None = None  # tool name -> execution.taskSupport (2025-11-25), from tools/list
+        self.push: bool | None = None  # False once the server showed it pushes no task status (2026-07-28)
 
     # -- asking for a task (2025-11-25) ---------------------------------------------
-    def support(self, name):
+    def support(self, name: str) -> Any:
         """A tool's execution.taskSupport, listing the tools first when not yet known; None
         when the server takes no task-augmented tools/call (then we never ask for one)."""
         session = self._session
@@ -7311,26 +7317,28 @@ class _Tasks(object):
             session.list_tools(True)
         return (self._support or {}).get(name)
 
-    def note_tools(self, tools):
+    def note_tools(self, tools: Iterable[Any]) -> None:
         self._support = {t["name"]: t["execution"].get("taskSupport") for t in tools if isinstance(t, dict)
                          and isinstance(t.get("name"), str) and isinstance(t.get("execution"), dict)}
 
-    def forget_support(self):
+    def forget_support(self) -> None:
         self._support = None
 
     # -- tasks made ---------------------------------------------------------------
-    def made(self, fut, result):
+    def made(self, fut: Future, result: object) -> Task | None:
         """The Task a tools/call result announces, or None for an ordinary result."""
         if fut.method != "tools/call" or not isinstance(result, dict):
             return None
+        state: _Json
         if self._session.modern:
             if result.get("resultType") != "task":
                 return None
             state = {k: v for k, v in result.items() if k not in ("resultType", "_meta")}
         else:
-            state = result.get("task")
-            if "task" not in (fut._params or ()) or not isinstance(state, dict):
+            announced = result.get("task")
+            if "task" not in (fut._params or ()) or not isinstance(announced, dict):
                 return None
+            state = announced
         if not isinstance(state.get("taskId"), str) or not isinstance(state.get("status"), str):
             raise McpError("%s answered with resultType 'task' but no valid task (taskId, status): %s"
                            % (fut.method, _shorten(_dumps_for_humans(result), _SHOWN_CHARS)))
@@ -7341,11 +7349,11 @@ class _Tasks(object):
                 self._tokens[fut.id] = task  # 2025-11-25: progress keeps using the call's token
         return task
 
-    def of_future(self, fut):
+    def of_future(self, fut: Future) -> Task | None:
         with self._lock:
             return self._by_future.get(fut)
 
-    def intercept(self, fut, msg):
+    def intercept(self, fut: Future, msg: _Json) -> bool:
         """On the routing thread: a submitted call whose answer is a task is followed by a
         thread of its own, and its Future ends with the task (True: the answer is taken)."""
         result = msg.get("result")
@@ -7361,11 +7369,11 @@ class _Tasks(object):
                       self._session.inbox.threads)
         return True
 
-    def _follow(self, task, fut):
+    def _follow(self, task: Task, fut: Future) -> None:
         outcome = self._follow_call(task, fut)
         fut._put(outcome if isinstance(outcome, BaseException) else _response(fut.id, outcome))
 
-    def finish(self, value):
+    def finish(self, value: Callable[[_Json], Any] | None) -> Callable[[Future, _Json], Any]:
         """The ``finish=`` of a tools/call (settling runs it on the waiting thread): a result
         that announces a task is followed here to the task's end, then ``value`` (None: the
         result dict itself) makes the caller's value of it.  ``_TASK_HANDLE`` (Client.start):
@@ -7373,20 +7381,21 @@ class _Tasks(object):
         if value is _TASK_HANDLE:
             return self._handle
 
-        def finish(fut, result):
+        def finish(fut: Future, result: _Json) -> Any:
             if "task" in result or result.get("resultType") == "task":  # (the usual case, decided cheaply)
                 result = self._follow_here(fut, result)
             return result if value is None else value(result)
         return finish
 
-    def _handle(self, fut, result):
+    def _handle(self, fut: Future, result: _Json) -> Task:
         """Client.start()'s value: a Task for what the call answered (one already done when the
         server answered at once), which checks its outcome against the tool's outputSchema."""
         task = self.made(fut, result) or Task(self._session, None, None, fut._progress, result)
-        task._tool = fut._params.get("name")
+        task._tool = (fut._params or {}).get("name")  # (a tools/call always has params)
+
         return task
 
-    def _follow_here(self, fut, result):
+    def _follow_here(self, fut: Future, result: _Json) -> Any:
         """The final result of a call that became a task (then followed here), or ``result``."""
         task = self.made(fut, result)
         if task is None:
@@ -7399,7 +7408,7 @@ class _Tasks(object):
         return outcome
 
     @staticmethod
-    def _follow_call(task, fut):
+    def _follow_call(task: Task, fut: Future) -> _Outcome:
         """``task._follow_call(fut)``; with reset_on_progress, the task's status changes (which
         reach its progress callback, the clock) move the call's deadline on."""
         clock = fut._progress if isinstance(fut._progress, _ProgressClock) else None
@@ -7413,30 +7422,31 @@ class _Tasks(object):
             clock.following = None  # no cycle (future -> clock -> future) outlives the call
 
     # -- what the server pushes ------------------------------------------------------
-    def add(self, task):
+    def add(self, task_id: str, task: Task) -> None:
         with self._lock:
-            self._by_id[task.id] = task
+            self._by_id[task_id] = task
 
-    def forget(self, task):
+    def forget(self, task: Task) -> None:
         with self._lock:
             for token in [k for k, t in self._tokens.items() if t is task]:
                 del self._tokens[token]
 
-    def status(self, params):
+    def status(self, params: _Json) -> None:
         """notifications/tasks/status (2025-11-25) or notifications/tasks (2026-07-28)."""
+        task_id = params.get("taskId")
         with self._lock:
-            task = self._by_id.get(params.get("taskId"))
+            task = self._by_id.get(task_id) if isinstance(task_id, str) else None
         if task is not None:
             task._push(params)
 
-    def progress(self, params):
+    def progress(self, params: _Json) -> None:
         """A 2025-11-25 task's progress (it keeps its call's token); ignored when not one of ours."""
         with self._lock:
             task = self._tokens.get(params.get("progressToken"))
         if task is not None:
             task._on_progress(params)
 
-    def end_all(self, error):
+    def end_all(self, error: BaseException) -> None:
         """The connection is gone: every task being followed ends its wait at once."""
         with self._lock:
             tasks = list(self._by_id.values())
@@ -7460,23 +7470,25 @@ class Task(object):
 
     id: str | None
 
-    def __init__(self, session, task_id, state=None, progress=None, outcome=None):
+    def __init__(self, session: _Session, task_id: str | None, state: Dict[str, Any] | None = None,
+                 progress: Callable[[Any, Any, Any], object] | None = None,
+                 outcome: Dict[str, Any] | McpError | None = None) -> None:
         self._session = session
         self.id = task_id
         self._modern = session.modern
         self._progress = progress
-        self._numbers = (0, None)  # the latest progress/total, for status messages
-        self._reported = None
+        self._numbers: Tuple[Any, Any] = (0, None)  # the latest progress/total, for status messages
+        self._reported: str | None = None
         self._cond = threading.Condition()
-        self._state = None  # the latest task fields seen (poll or push)
+        self._state: _Json | None = None  # the latest task fields seen (poll or push)
         self._fresh = False  # a pushed state arrived that the loop has not looked at
         self._following = False
-        self._outcome = outcome  # the final result dict, or the McpError the task ended with
-        self._tool = None  # the tool's name when this process started it: its outputSchema checks the result
-        self._answered = set()  # input request keys already answered (2026-07-28)
-        self._sub = None
+        self._outcome: _Outcome | None = outcome  # the final result dict, or the McpError the task ended with
+        self._tool: str | None = None  # the tool's name when this process started it: its outputSchema checks it
+        self._answered: Set[str] = set()  # input request keys already answered (2026-07-28)
+        self._sub: Subscription | None = None
         if task_id is not None:
-            session.tasks.add(self)
+            session.tasks.add(task_id, self)
         if state is not None:
             self._update(state)
 
@@ -7484,7 +7496,7 @@ class Task(object):
         return "<mcp_min.Task %s %s>" % (self.id, (self._state or {}).get("status"))
 
     # -- public ---------------------------------------------------------------
-    def status(self, *, timeout: float | None = _DEFAULT) -> _Json:
+    def status(self, *, timeout: float | None = _DEFAULT) -> Dict[str, Any]:
         """The task's state now (``tasks/get``): a dict with ``status``
         (working, input_required, completed, failed, cancelled), ``statusMessage``,
         ``createdAt``, the suggested poll interval...  ``timeout`` as for ``Client.call``."""
@@ -7511,8 +7523,8 @@ class Task(object):
                 raise _Expired()
             if outcome is None:
                 outcome = self._await(_deadline_after(wait))
-        except _Expired:
-            raise RequestTimeout("task %s did not end within %.3g s (it goes on)" % (self.id, wait))
+        except _Expired:  # (so there was a wait: a number)
+            raise RequestTimeout("task %s did not end within %.3g s (it goes on)" % (self.id, wait or 0.0))
         if isinstance(outcome, BaseException):
             raise outcome
         self._session._check_output(self._tool, outcome)
@@ -7526,9 +7538,10 @@ class Task(object):
         return self._abandon(RequestCancelled("task %s was cancelled by the client" % self.id), strict=True)
 
     # -- following ------------------------------------------------------------
-    def _follow_call(self, fut):
+    def _follow_call(self, fut: Future) -> _Outcome:
         """Follow the task a tool call became, to its outcome (a result dict or an McpError);
         at the call's deadline, or on a failure of ours, the task is cancelled."""
+        outcome: McpError
         try:
             while True:
                 try:
@@ -7537,9 +7550,9 @@ class Task(object):
                     if _expired(fut._deadline):
                         raise
                     # postponed meanwhile (reset_on_progress): follow on
-        except _Expired:
+        except _Expired:  # (so the call had a deadline, and a timeout)
             outcome = RequestTimeout("no outcome of %s (task %s) within %.3g s; task cancelled"
-                                     % (fut.method, self.id, fut._timeout))
+                                     % (fut.method, self.id, fut._timeout or 0.0))
         except ConnectionClosed as e:
             return e
         except McpError as e:
@@ -7548,9 +7561,11 @@ class Task(object):
             _log.exception("following task %s failed", self.id)
             outcome = McpError("following task %s failed: %r" % (self.id, e))
         self._abandon(outcome, force=True)
-        return self._outcome
+        ended = self._outcome
+        assert ended is not None  # _abandon(force=True) ended the task, unless it had ended already
+        return ended
 
-    def _await(self, deadline):
+    def _await(self, deadline: float | None) -> _Outcome:
         """The outcome, following the task unless another thread already does (then wait for
         it); _Expired at ``deadline`` (None: none)."""
         with self._cond:
@@ -7568,7 +7583,7 @@ class Task(object):
                 self._following = False
                 self._cond.notify_all()
 
-    def _drive(self, deadline):
+    def _drive(self, deadline: float | None) -> _Outcome:
         backoff = TASK_POLL_FLOOR
         if self._modern:
             self._listen()
@@ -7603,13 +7618,13 @@ class Task(object):
                 self._sub.close()
                 self._sub = None
 
-    def _interval(self, state, backoff):
+    def _interval(self, state: _Json, backoff: float) -> float:
         hint = state.get("pollIntervalMs" if self._modern else "pollInterval")
-        if type(hint) in (int, float) and hint == hint:
+        if isinstance(hint, (int, float)) and not isinstance(hint, bool) and hint == hint:
             return min(max(hint / 1000.0, TASK_POLL_FLOOR), TASK_POLL_CEILING)
         return backoff
 
-    def _step(self, state, deadline):
+    def _step(self, state: _Json, deadline: float | None) -> _Outcome | None:
         """Act on a state; returns the outcome once there is one."""
         status = state.get("status")
         if status == "cancelled":
@@ -7630,19 +7645,20 @@ class Task(object):
             # tasks/result gives the outcome; while input is required it also brings the
             # server's requests (answered by the session's callbacks) and waits for the end.
             try:
-                return self._session.request("tasks/result", {"taskId": self.id}, self._timeout(
+                outcome: _Json = self._session.request("tasks/result", {"taskId": self.id}, self._timeout(
                     deadline, bounded=status != "input_required"))
+                return outcome
             except RequestError as e:
                 return type(e)(e.code, e.message, e.data, "tools/call")
         if status in ("working", "input_required"):
             return None
         return McpError("task %s has an unknown status %r" % (self.id, status))
 
-    def _give_input(self, requests, deadline):
+    def _give_input(self, requests: object, deadline: float | None) -> None:
         """Answer the input requests not answered yet, with tasks/update (2026-07-28)."""
         if not isinstance(requests, dict):
             return
-        responses = {}
+        responses: _Json = {}
         for key, ask in requests.items():
             if key in self._answered:  # (the server may list it until it has taken our answer)
                 continue
@@ -7651,7 +7667,7 @@ class Task(object):
             self._request("tasks/update", {"taskId": self.id, "inputResponses": responses}, deadline)
             self._answered.update(responses)
 
-    def _get(self, deadline):
+    def _get(self, deadline: float | None) -> _Json:
         result = self._request("tasks/get", {"taskId": self.id}, deadline)
         state = {k: v for k, v in result.items() if k not in ("resultType", "_meta")}
         if not isinstance(state.get("status"), str):
@@ -7660,11 +7676,11 @@ class Task(object):
         self._update(state)
         return state
 
-    def _request(self, method, params, deadline):
+    def _request(self, method: str, params: _Json, deadline: float | None) -> Any:
         """One request about the task, with its own timeout (never past the deadline)."""
         return self._session.request(method, params, self._timeout(deadline))
 
-    def _timeout(self, deadline, bounded=True):
+    def _timeout(self, deadline: float | None, bounded: bool = True) -> float | None:
         """A request's timeout while following: what is left before ``deadline`` (None: no
         deadline), and when ``bounded`` no more than the client's timeout."""
         left = _remaining(deadline)
@@ -7675,7 +7691,7 @@ class Task(object):
         return left if ours is None else min(ours, left)
 
     # -- status -----------------------------------------------------------------
-    def _update(self, state):
+    def _update(self, state: _Json) -> None:
         with self._cond:
             old = self._state
             if old is not None and (old.get("status") in _TERMINAL and state.get("status") not in _TERMINAL
@@ -7684,7 +7700,7 @@ class Task(object):
             self._state = state
         self._report(state)
 
-    def _push(self, params):
+    def _push(self, params: _Json) -> None:
         """notifications/tasks/status (2025-11-25) or notifications/tasks (2026-07-28)."""
         state = {k: v for k, v in params.items() if k != "_meta"}
         if not isinstance(state.get("status"), str):
@@ -7694,7 +7710,7 @@ class Task(object):
             self._fresh = True
             self._cond.notify_all()
 
-    def _report(self, state):
+    def _report(self, state: _Json) -> None:
         """Status changes go to the call's progress callback: (latest progress, total, message)."""
         text = "task %s" % state.get("status")
         if state.get("statusMessage"):
@@ -7703,12 +7719,13 @@ class Task(object):
             self._reported = text
             self._session.inbox.events.put(self._progress, self._numbers[0], self._numbers[1], text)
 
-    def _on_progress(self, params):
+    def _on_progress(self, params: _Json) -> None:
         self._numbers = (params.get("progress"), params.get("total"))
-        self._session.inbox.events.put(self._progress, params.get("progress"), params.get("total"),
-                                  params.get("message"))
+        if self._progress is not None:  # (always: only a call with a progress callback has its token kept)
+            self._session.inbox.events.put(self._progress, params.get("progress"), params.get("total"),
+                                           params.get("message"))
 
-    def _listen(self):
+    def _listen(self) -> None:
         """Ask for pushed status (2026-07-28) where the server has the extension; polling goes on."""
         session = self._session
         ext = session.server_capabilities.get("extensions") if isinstance(session.server_capabilities, dict) \
@@ -7723,7 +7740,7 @@ class Task(object):
             return
         self._sub = sub
 
-    def _check_push(self):
+    def _check_push(self) -> None:
         """Stop listening when the server does not push this task's status (and stop asking)."""
         sub = self._sub
         if sub is None:
@@ -7736,15 +7753,17 @@ class Task(object):
             self._sub = None
 
     # -- ending -----------------------------------------------------------------
-    def _end(self, outcome):
+    def _end(self, outcome: _Outcome) -> _Outcome:
         with self._cond:
             if self._outcome is None:
                 self._outcome = outcome
+            ended = self._outcome  # (the first outcome stays)
             self._cond.notify_all()
         self._session.tasks.forget(self)
-        return self._outcome
+        return ended
 
-    def _abandon(self, error, strict=False, force=False):
+    def _abandon(self, error: McpError, strict: bool = False, force: bool = False) -> bool:
+
         """Cancel the task on the server (tasks/cancel); then it ends with ``error``.
 
         Returns False, leaving the task be, when the server says it had ended (-32602);
@@ -7771,6 +7790,14 @@ class Task(object):
 
 # -- the one reader of server configurations (mcpServers files): Group and the CLI both use it
 
+if TYPE_CHECKING:
+    from typing import Match
+
+    _ServerArg = Union[str, List[str]]  # a server as Client takes it: an http(s) URL or an argv list
+    _Item = TypeVar("_Item")
+    _Done = TypeVar("_Done")
+
+
 class _UsageError(ValueError):
     """A bad command line or server configuration (the CLI's exit status 2); about a
     configuration, its message names the file and the entry."""
@@ -7780,12 +7807,12 @@ _HTTP_TYPES = ("http", "sse", "streamable-http", "streamablehttp", "streamable_h
 _JSONC = (r'("(?:\\.|[^"\\])*")|//[^\n]*|/\*.*?\*/', r'("(?:\\.|[^"\\])*")|,(?=\s*[]}])')  # comments; trailing commas
 
 
-def _a_json(value):
+def _a_json(value: object) -> str:
     kind = _json_type(value) or type(value).__name__
     return kind if kind == "null" else ("an " if kind[0] in "aeiou" else "a ") + kind
 
 
-def _read_servers_file(path):
+def _read_servers_file(path: str) -> Any:
     """The JSON document in ``path``: UTF-8 with or without the BOM Windows editors write; JSON
     with comments and trailing commas (VS Code's files) too."""
     try:
@@ -7807,7 +7834,7 @@ def _read_servers_file(path):
         raise _UsageError("cannot read %s: not JSON: %s" % (path, error))
 
 
-def _server_table(doc, where, bare=False):
+def _server_table(doc: object, where: str, bare: bool = False) -> Dict[str, Tuple[str, Any]]:
     """{name: (its key, entry)} of a configuration document: its ``mcpServers`` table, else VS
     Code's ``servers``, and in ~/.claude.json the table of this directory's project too.  A
     document with neither is the table itself with ``bare`` (a file given by name), else one
@@ -7820,7 +7847,7 @@ def _server_table(doc, where, bare=False):
     projects = doc.get("projects") if os.path.basename(where) == ".claude.json" else None
     if isinstance(projects, dict) and isinstance(projects.get(os.getcwd()), dict):
         tables.append(("projects.%s.mcpServers" % os.getcwd(), projects[os.getcwd()].get("mcpServers") or {}))
-    out = {}
+    out: Dict[str, Tuple[str, Any]] = {}
     for table_key, table in tables or ([("", doc)] if bare else []):
         if not isinstance(table, dict):
             raise _UsageError("%s: %s must be an object (name -> entry), not %s" % (where, table_key, _a_json(table)))
@@ -7829,10 +7856,10 @@ def _server_table(doc, where, bare=False):
     return out
 
 
-def _expand(value, where, ask=None):
+def _expand(value: str, where: str, ask: Callable[[str, str], str] | None = None) -> str:
     """${env:NAME}, ${NAME}, ${NAME:-default}, ${userHome}, ${workspaceFolder} in a configuration
     value; ${input:ID} only through ``ask(ID, where)`` (the CLI asks on the terminal)."""
-    def one(match):
+    def one(match: Match[str]) -> str:
         body = match.group(1)
         if body == "userHome":
             return os.path.expanduser("~")
@@ -7851,7 +7878,8 @@ def _expand(value, where, ask=None):
     return re.sub(r"\$\{([^}]+)\}", one, value)
 
 
-def _server_entry(entry, where, expand=None):
+def _server_entry(entry: object, where: str, expand: Callable[[str, str], str] | None = None
+                  ) -> Tuple[_ServerArg | None, Dict[str, Any]]:
     """Client's arguments for one server entry: (server, options), the server an argv list or
     an http(s) URL, options the entry's own ``env`` and ``cwd`` (stdio) or ``headers`` (HTTP);
     (None, {}) for an entry marked ``"disabled": true``, which is read no further.  ``where``
@@ -7865,12 +7893,12 @@ def _server_entry(entry, where, expand=None):
     if entry.get("disabled"):
         return None, {}
 
-    def text(key, value):
+    def text(key: str, value: object) -> str:
         if not isinstance(value, str):
             raise _UsageError("%s.%s must be a string, not %s" % (where, key, _a_json(value)))
         return expand(value, "%s.%s" % (where, key))
 
-    def strings(key):
+    def strings(key: str) -> Dict[str, str]:
         value = entry.get(key)
         if value is not None and not isinstance(value, dict):
             raise _UsageError("%s.%s must be an object (name -> string), not %s" % (where, key, _a_json(value)))
@@ -7909,30 +7937,32 @@ def _server_entry(entry, where, expand=None):
         if words and (shutil.which(words[0]) or os.path.exists(words[0])):
             argv = words
     argv += [text("args[%d]" % i, arg) for i, arg in enumerate(args or [])]
-    options = {"env": strings("env")}
+    options: Dict[str, Any] = {"env": strings("env")}
     if entry.get("cwd") is not None:
         options["cwd"] = text("cwd", entry["cwd"])
     return argv, {k: v for k, v in options.items() if v != {}}
 
 
-def _in_parallel(items, fn, what):
-    """``fn(name, item)`` for every item at once, one thread each; name -> (value, error)."""
-    out = {}
+def _in_parallel(items: Mapping[str, _Item], fn: Callable[[str, _Item], _Done], what: str
+                 ) -> Tuple[Dict[str, _Done], Dict[str, Exception]]:
+    """``fn(name, item)`` for every item at once, one thread each: (name -> value, name -> error)."""
+    done: Dict[str, _Done] = {}
+    failed: Dict[str, Exception] = {}
 
-    def run(name, item):
+    def run(name: str, item: _Item) -> None:
         try:
-            out[name] = (fn(name, item), None)
+            done[name] = fn(name, item)
         except Exception as e:  # one server's failure is that server's, never the group's
-            out[name] = (None, e)
+            failed[name] = e
     threads = []
     for name, item in items.items():
         try:
             threads.append(_start_thread(run, "mcp_min-group-%s" % name, (name, item), what))
         except ConnectionClosed as e:
-            out[name] = (None, e)
+            failed[name] = e
     for thread in threads:
         thread.join()  # each Client call is bounded by its own timeout
-    return out
+    return done, failed
 
 
 class Group(object):
@@ -7963,7 +7993,8 @@ class Group(object):
         if isinstance(config, (str, os.PathLike)):
             where = os.fspath(config)
             config = _read_servers_file(where)
-        servers, failed = {}, {}
+        servers: Dict[str, Tuple[_ServerArg, Dict[str, Any]]] = {}
+        failed: Dict[str, Exception] = {}
         for name, (key, entry) in _server_table(config, where, bare=True).items():
             try:
                 server, own = _server_entry(entry, "%s: %s" % (where, key))
@@ -7974,21 +8005,20 @@ class Group(object):
                 servers[name] = server, {k: dict(options.get(k) or {}, **v) if isinstance(v, dict) else v
                                          for k, v in own.items()}
         self.separator = separator
-        done = _in_parallel(servers, lambda name, s: Client(s[0], **dict(options, **s[1])), "connect to a server")
-        done.update((name, (None, e)) for name, e in failed.items())
-        self.clients = {name: c for name, (c, e) in sorted(done.items()) if e is None}
-        self.errors = {name: e for name, (c, e) in sorted(done.items()) if e is not None}
+        clients, errors = _in_parallel(servers, lambda name, s: Client(s[0], **dict(options, **s[1])),
+                                       "connect to a server")
+        errors.update(failed)
+        self.clients: Dict[str, Client] = dict(sorted(clients.items()))
+        self.errors: Dict[str, Exception] = dict(sorted(errors.items()))
 
-    def list_tools(self, refresh: bool = False) -> List[_Json]:
+    def list_tools(self, refresh: bool = False) -> List[Dict[str, Any]]:
         """Every connected server's tools (asked in parallel), each a copy named
         ``server + separator + tool``; a server that fails here moves to ``errors``."""
-        done = _in_parallel(self.clients, lambda name, c: c.list_tools(refresh), "list a server's tools")
-        tools = []
-        for name, (listed, error) in sorted(done.items()):
-            if error is not None:
-                self.errors[name] = error
-                continue
-            tools.extend(dict(t, name=name + self.separator + str(t.get("name"))) for t in listed
+        listed, errors = _in_parallel(self.clients, lambda name, c: c.list_tools(refresh), "list a server's tools")
+        self.errors.update(sorted(errors.items()))
+        tools: List[_Json] = []
+        for name, server_tools in sorted(listed.items()):
+            tools.extend(dict(t, name=name + self.separator + str(t.get("name"))) for t in server_tools
                          if isinstance(t, dict))
         return tools
 
@@ -8006,7 +8036,7 @@ class Group(object):
         server, tool = self._split(name)
         return self.client(server).call(tool, arguments, timeout=timeout, progress=progress, **kwargs)
 
-    def _split(self, name):
+    def _split(self, name: str) -> Tuple[str, str]:
         if not isinstance(name, str):
             raise ValueError("a tool name is a string, not %r" % (name,))
         known = sorted(set(self.clients) | set(self.errors), key=len, reverse=True)
@@ -8060,6 +8090,14 @@ _GRANT_JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 _GRANT_TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
 _GRANTS = ("authorization_code", "client_credentials", "cross_app_access", "jwt-bearer")
 
+if TYPE_CHECKING:
+    import http.client
+    import socket
+
+    _Headers = Union[Mapping[str, str], http.client.HTTPMessage]  # an HTTP answer's (or a plain dict)
+    _Fetch = Callable[[str, str, Mapping[str, str], Optional[bytes]], Tuple[int, _Headers, bytes]]
+    _PrivateKey = Union[str, bytes, int, _Json]  # PEM, raw 32 bytes, the scalar itself, or a JWK
+
 # -- ES256 (ECDSA over NIST P-256 with SHA-256), pure Python ---------------------
 # Deterministic nonces (RFC 6979), so signatures are reproducible and testable.
 # Not constant-time: Python integers and the double-and-add loop take time that
@@ -8077,8 +8115,12 @@ _P256_G = (0x6B17D1F2E12C4247F8BCE6E563A440F277037D812DEB33A0F4A13945D898C296,
            0x4FE342E2FE1A7F9B8EE7EB4A7C0F9E162BCE33576B315ECECBB6406837BF51F5)
 _INFINITY = (1, 1, 0)  # Jacobian coordinates (X, Y, Z) stand for (X/Z², Y/Z³); Z = 0 is infinity
 
+if TYPE_CHECKING:
+    _Jacobian = Tuple[int, int, int]
+    _Affine = Tuple[int, int]
 
-def _ec_double(pt):
+
+def _ec_double(pt: _Jacobian) -> _Jacobian:
     """2·pt in Jacobian coordinates (P-256 has a = -3)."""
     x, y, z = pt
     if not z or not y:
@@ -8092,7 +8134,7 @@ def _ec_double(pt):
     return x3, (m * (s - x3) - 8 * yy * yy) % p, 2 * y * z % p
 
 
-def _ec_add_affine(pt, q):
+def _ec_add_affine(pt: _Jacobian, q: _Affine) -> _Jacobian:
     """pt (Jacobian) + q (affine): no modular inversion on the way."""
     x1, y1, z1 = pt
     if not z1:
@@ -8110,7 +8152,7 @@ def _ec_add_affine(pt, q):
     return x3, (r * (v - x3) - y1 * hhh) % p, z1 * h % p
 
 
-def _ec_mul(k, point):
+def _ec_mul(k: int, point: _Affine) -> _Affine | None:
     """k·point for an affine point on P-256: an affine (x, y), or None for infinity."""
     acc = _INFINITY
     for bit in bin(k)[2:]:
@@ -8126,7 +8168,7 @@ def _ec_mul(k, point):
     return x * zi2 % p, y * zi2 * zi % p
 
 
-def _es256_sign(d, message):
+def _es256_sign(d: int, message: bytes) -> Tuple[int, int]:
     """Sign ``message`` with private scalar ``d``: returns (r, s), nonce per RFC 6979."""
     hashlib, hmac = _stdlib("hashlib", "ES256 signing (DPoP, private_key)"), _stdlib("hmac", "ES256 signing")
     n = _P256_N
@@ -8135,8 +8177,9 @@ def _es256_sign(d, message):
     h1 = (h % n).to_bytes(32, "big")
     v, key = b"\x01" * 32, b"\x00" * 32
 
-    def mac(k, data):
-        return hmac.new(k, data, hashlib.sha256).digest()
+    def mac(k: bytes, data: bytes) -> bytes:
+        digest: bytes = hmac.new(k, data, hashlib.sha256).digest()
+        return digest
 
     key = mac(key, v + b"\x00" + x + h1)
     v = mac(key, v)
@@ -8147,7 +8190,8 @@ def _es256_sign(d, message):
         k = int.from_bytes(v, "big")
         if 1 <= k < n:
             padded = k + n if (k + n).bit_length() > 256 else k + 2 * n  # same point, always 257 bits
-            r = _ec_mul(padded, _P256_G)[0] % n
+            point = _ec_mul(padded, _P256_G)
+            r = point[0] % n if point is not None else 0  # (never infinity: 0 < k < n)
             s = pow(k, n - 2, n) * (h + r * d) % n
             if r and s:
                 return r, s
@@ -8155,9 +8199,10 @@ def _es256_sign(d, message):
         v = mac(key, v)
 
 
-def _der_items(data):
+def _der_items(data: bytes) -> List[Tuple[int, bytes]]:
     """The TLV items of a DER byte string: a list of (tag, value bytes)."""
-    items, i = [], 0
+    items: List[Tuple[int, bytes]] = []
+    i = 0
     while i < len(data):
         tag, length = data[i], data[i + 1]
         i += 2
@@ -8170,7 +8215,7 @@ def _der_items(data):
     return items
 
 
-def _ec_private_key(key):
+def _ec_private_key(key: _PrivateKey) -> int:
     """The P-256 private scalar from a PEM (PKCS#8 or SEC1), a JWK dict, raw 32 bytes or an int."""
     if isinstance(key, int):
         return key
@@ -8192,7 +8237,7 @@ def _ec_private_key(key):
     raise AuthError("the private key is not an EC P-256 key in PEM (PKCS#8 or SEC1) form")
 
 
-def _jwt_es256(claims, private_key, header=None):
+def _jwt_es256(claims: _Json, private_key: _PrivateKey, header: _Json | None = None) -> str:
     """A compact JWS (ES256) over ``claims``."""
     head = dict({"alg": "ES256", "typ": "JWT"}, **(header or {}))
     signing_input = "%s.%s" % (_b64url(_dumps(head).encode("utf-8")), _b64url(_dumps(claims).encode("utf-8")))
@@ -8200,7 +8245,7 @@ def _jwt_es256(claims, private_key, header=None):
     return signing_input + "." + _b64url(r.to_bytes(32, "big") + s.to_bytes(32, "big"))
 
 
-def _jwt_claims(jwt):
+def _jwt_claims(jwt: str) -> _Json:
     """The claims of a compact JWT, unverified ({} when it is not one)."""
     try:
         part = jwt.split(".")[1]
@@ -8212,19 +8257,19 @@ def _jwt_claims(jwt):
 
 # -- URLs ----------------------------------------------------------------------------
 
-def _htu(url):
+def _htu(url: str) -> str:
     """The htu claim of a DPoP proof: the request URI without query and fragment (RFC 9449 4.2)."""
     parts = _split_url(url)[0]
     return _origin(url) + ((parts.path if parts else "") or "/")
 
 
-def _check_url(url, what):
+def _check_url(url: object, what: str) -> None:
     if not isinstance(url, str) or not _secure_url(url):
         raise AuthError("OAuth: refusing to %s %s: authorization traffic must use https (plain http only to "
                         "a loopback host)" % (what, _plain_url(url)))
 
 
-def _canonical_resource(url):
+def _canonical_resource(url: str) -> str:
     """RFC 8707 resource URI of a server URL: lower-case scheme and host, no fragment."""
     import urllib.parse
     parts = urllib.parse.urlsplit(url)
@@ -8232,7 +8277,7 @@ def _canonical_resource(url):
     return urllib.parse.urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path, parts.query, ""))
 
 
-def _resource_covers(resource, server_url):
+def _resource_covers(resource: str, server_url: str) -> bool:
     """True when a protected resource identifier names ``server_url`` (same origin, path prefix)."""
     import urllib.parse
     a, b = urllib.parse.urlsplit(_canonical_resource(resource)), urllib.parse.urlsplit(
@@ -8243,7 +8288,7 @@ def _resource_covers(resource, server_url):
     return b.path == prefix or b.path.startswith(prefix + "/") or not prefix
 
 
-def _header_of(headers, name):
+def _header_of(headers: _Headers | None, name: str) -> str | None:
     """One header from an http.client message (case-insensitive) or a plain dict."""
     if headers is None:
         return None
@@ -8253,7 +8298,7 @@ def _header_of(headers, name):
     return value
 
 
-def _json_object(raw):
+def _json_object(raw: bytes) -> _Json:
     try:
         doc = json.loads(raw.decode("utf-8"))
     except (ValueError, UnicodeDecodeError):
@@ -8261,7 +8306,7 @@ def _json_object(raw):
     return doc if isinstance(doc, dict) else {}
 
 
-def _redacted(text, secrets):
+def _redacted(text: str, secrets: Iterable[object]) -> str:
     """``text`` with every secret we sent replaced (a server may echo them back)."""
     for secret in secrets:
         if isinstance(secret, str) and len(secret) >= 4:
@@ -8269,14 +8314,15 @@ def _redacted(text, secrets):
     return text
 
 
-def _stripped(value):
+def _stripped(value: str | None) -> str | None:
     # Tokens and secrets often come from files, with a trailing newline.
     return value.strip() if isinstance(value, str) else value
 
 
 # -- HTTP for OAuth ------------------------------------------------------------------
 
-def _oauth_request(engine, method, url, headers, body, timeout):
+def _oauth_request(engine: _HttpEngine, method: str, url: str, headers: Mapping[str, str], body: bytes | None,
+                   timeout: float) -> Tuple[int, _Headers, bytes]:
     """One HTTP exchange for OAuth, through the module's HTTP engine: (status, response
     headers, body bytes).  Only https (plain http only to a loopback host) is fetched,
     redirects included (GET only; credentials never follow one to another origin); the
@@ -8299,21 +8345,24 @@ def _oauth_request(engine, method, url, headers, body, timeout):
 class _DpopKey(object):
     """A DPoP (RFC 9449) key pair, ES256, and the latest DPoP-Nonce of each origin."""
 
-    def __init__(self, d=None):
+    def __init__(self, d: int | None = None) -> None:
         secrets = _stdlib("secrets", "DPoP")
-        self.d = d or secrets.randbelow(_P256_N - 1) + 1
-        x, y = _ec_mul(self.d, _P256_G)
+        self.d: int = d or secrets.randbelow(_P256_N - 1) + 1
+        public = _ec_mul(self.d, _P256_G)
+        assert public is not None  # 0 < d < n: d·G is never the point at infinity
+        x, y = public
         self.jwk = {"kty": "EC", "crv": "P-256", "x": _b64url(x.to_bytes(32, "big")),
                     "y": _b64url(y.to_bytes(32, "big"))}
-        self.nonces = {}
+        self.nonces: Dict[str, str] = {}
 
-    def __repr__(self):  # never the private half
+    def __repr__(self) -> str:  # never the private half
         return "<DPoP key x=%s>" % self.jwk["x"]
 
-    def proof(self, method, url, token=None):
+    def proof(self, method: str, url: str, token: str | None = None) -> str:
         """A proof JWT for one request (RFC 9449 4.2): fresh jti, ath with a token, the nonce."""
         import hashlib
-        claims = {"jti": _b64url(os.urandom(16)), "htm": method.upper(), "htu": _htu(url), "iat": int(time.time())}
+        claims: _Json = {"jti": _b64url(os.urandom(16)), "htm": method.upper(), "htu": _htu(url),
+                         "iat": int(time.time())}
         if token:
             claims["ath"] = _b64url(hashlib.sha256(token.encode("utf-8")).digest())
         nonce = self.nonces.get(_origin(url))
@@ -8321,7 +8370,7 @@ class _DpopKey(object):
             claims["nonce"] = nonce
         return _jwt_es256(claims, self.d, {"typ": "dpop+jwt", "jwk": self.jwk})
 
-    def keep_nonce(self, url, headers):
+    def keep_nonce(self, url: str, headers: _Headers | None) -> str:
         """Keep the DPoP-Nonce a response from ``url`` carries; returns it ("" for none)."""
         nonce = (_header_of(headers, "DPoP-Nonce") or "").strip()
         if nonce:
@@ -8331,7 +8380,7 @@ class _DpopKey(object):
 
 # -- its parts: token records, scopes, client authentication, discovery, the store ------
 
-def _read_store(path):
+def _read_store(path: str) -> _Json:
     """The token store's content ({} when absent or unreadable); its directory is created 0700."""
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
@@ -8344,8 +8393,8 @@ def _read_store(path):
     try:
         with open(path, encoding="utf-8") as f:
             saved = json.load(f)
-        out = {name: {k: v for k, v in (saved.get(name) or {}).items() if isinstance(v, dict)}
-               for name in ("resources", "clients")}
+        out: _Json = {name: {k: v for k, v in (saved.get(name) or {}).items() if isinstance(v, dict)}
+                      for name in ("resources", "clients")}
         d = _ec_private_key({"d": saved["dpop_key"]}) if saved.get("dpop_key") else 0
         if 0 < d < _P256_N:
             out["dpop_key"] = d
@@ -8355,9 +8404,12 @@ def _read_store(path):
         return {}
 
 
-def _write_store(path, doc):
+def _write_store(path: str, doc: _Json) -> None:
     """Replace the token store: a fresh, exclusive 0600 file beside it, then an atomic rename."""
-    tempfile = _stdlib("tempfile", "OAuth's token_store")
+    if TYPE_CHECKING:
+        import tempfile
+    else:
+        tempfile = _stdlib("tempfile", "OAuth's token_store")
     data = _dumps(doc).encode("utf-8")
     tmp = None
     try:
@@ -8373,34 +8425,36 @@ def _write_store(path, doc):
         raise AuthError("OAuth: cannot write the token store %s: %s" % (path, e.strerror or e))
 
 
-def _state_for(states, url, nearby=True):
+def _state_for(states: Dict[str, _Json], url: str, nearby: bool = True) -> _Json | None:
     """The record (in ``states``) of the resource ``url`` belongs to: the exact URL, else the longest
     resource covering it, else (``nearby``) the one record on its origin (the legacy
     SSE transport POSTs beside its stream URL).  None when there is none."""
     key = _canonical_resource(url)
     if key in states:
         return states[key]
-    best = None
+    best: Tuple[str, _Json] | None = None
     for name, state in states.items():
         resource = state.get("resource") or name
         if isinstance(resource, str) and _resource_covers(resource, url) and (
                 best is None or len(resource) > len(best[0])):
             best = (resource, state)
-    if best is not None or not nearby:
-        return best and best[1]
+    if best is not None:
+        return best[1]
+    if not nearby:
+        return None
     origin = _origin(url)
     same = [s for name, s in states.items() if _origin(name) == origin and s.get("tokens")]
     return same[0] if len(same) == 1 else None
 
 
-def _take(state, answer, scope, issuer, resource, client):
+def _take(state: _Json, answer: _Json, scope: List[str], issuer: str, resource: str, client: _Json) -> None:
     """Keep in ``state`` what a token endpoint answered for its resource."""
     token = _stripped(answer.get("access_token"))
     if not isinstance(token, str) or not token or any(not "\x21" <= c <= "\x7e" for c in token):
         raise AuthError("OAuth: the token endpoint of %s answered without a usable access_token"
                         % _plain_url(issuer))
-    kept = {"access_token": token,
-            "token_type": "DPoP" if str(answer.get("token_type", "")).lower() == "dpop" else "Bearer"}
+    kept: _Json = {"access_token": token,
+                   "token_type": "DPoP" if str(answer.get("token_type", "")).lower() == "dpop" else "Bearer"}
     refresh = _stripped(answer.get("refresh_token"))
     if isinstance(refresh, str) and refresh:
         kept["refresh_token"] = refresh
@@ -8412,7 +8466,8 @@ def _take(state, answer, scope, issuer, resource, client):
     state.update(tokens=kept, issuer=issuer, resource=resource, scope=scope, client=client)
 
 
-def _scopes(wanted, challenge, prm, meta, offline):
+def _scopes(wanted: Iterable[str] | None, challenge: Mapping[str, str], prm: _Json | None, meta: _Json,
+            offline: bool) -> List[str]:
     """The scopes to ask for: ours, else the challenge's, else the resource's; plus offline_access
     for a refresh token (``offline``) when the authorization server offers it."""
     if wanted is not None:
@@ -8426,7 +8481,8 @@ def _scopes(wanted, challenge, prm, meta, offline):
     return scope
 
 
-def _authenticate(client, params, headers, audience, private_key):
+def _authenticate(client: _Json, params: Dict[str, Any], headers: Dict[str, str], audience: str | None,
+                  private_key: _PrivateKey | None) -> None:
     """Add the client's credentials to a token request."""
     import urllib.parse
     method, client_id, secret = client.get("method"), client.get("client_id"), client.get("client_secret")
@@ -8449,9 +8505,10 @@ def _authenticate(client, params, headers, audience, private_key):
         params["client_id"] = client_id
 
 
-def _read_assertion(assertion, path, provider):
+def _read_assertion(assertion: str | None, path: str | None, provider: Callable[[], object] | None) -> str:
     """The workload's identity token for a jwt-bearer grant, fresh for each token request."""
     if provider is not None:
+        value: object
         try:
             value = provider()
         except Exception as e:  # its message may quote what it read: only the type here, the cause chained
@@ -8475,7 +8532,7 @@ def _read_assertion(assertion, path, provider):
     return value.strip()
 
 
-def _authorization_response(redirect, state, issuer, meta):
+def _authorization_response(redirect: str | None, state: str, issuer: str, meta: _Json) -> str:
     """The code from the redirect the user step ended with, after the state and RFC 9207 iss checks."""
     import urllib.parse
     answer = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(redirect or "").query))
@@ -8495,7 +8552,7 @@ def _authorization_response(redirect, state, issuer, meta):
     return answer["code"]
 
 
-def _register(fetch, endpoint, request):
+def _register(fetch: _Fetch, endpoint: str, request: _Json) -> _Json:
     """RFC 7591 dynamic client registration: the server's answer (a dict with a client_id)."""
     _log.debug("OAuth: registering at %s", _plain_url(endpoint))
     status, _, body = fetch("POST", endpoint, {"Content-Type": "application/json"}, _dumps(request).encode("utf-8"))
@@ -8507,7 +8564,8 @@ def _register(fetch, endpoint, request):
     return doc
 
 
-def _discover(get_json, server_url, challenge):
+def _discover(get_json: Callable[[str], _Json | None], server_url: str, challenge: Mapping[str, str]
+              ) -> Tuple[str, _Json | None, str, _Json]:
     """Protected resource metadata, then authorization server metadata, fetched with
     ``get_json(url) -> dict or None``.
 
@@ -8522,6 +8580,7 @@ def _discover(get_json, server_url, challenge):
         candidates = ([origin + "/.well-known/oauth-protected-resource" + path] if path else []) + [
             origin + "/.well-known/oauth-protected-resource"]
     prm = None
+    url = candidates[0]  # (then the one the metadata came from)
     for url in candidates:
         prm = get_json(url)
         if prm is not None:
@@ -8554,12 +8613,12 @@ def _discover(get_json, server_url, challenge):
     # fallback the server's origin is the authorization server: an issuer on that origin
     # is the same party (older mocks add a path), one on another origin is refused.
     same_party = prm is None and isinstance(named, str) and _origin(named) == _origin(origin)
-    if named != issuer and not same_party:
+    if not isinstance(named, str) or named != issuer and not same_party:
         raise AuthError("OAuth: the authorization server metadata for %s says issuer %r; refusing to use it "
                         "(RFC 8414 requires them to match)" % (_plain_url(issuer), _shorten(str(named), _SHOWN_CHARS)))
     return resource, prm, named, meta
 
-def _as_metadata(get_json, issuer):
+def _as_metadata(get_json: Callable[[str], _Json | None], issuer: str) -> _Json | None:
     import urllib.parse
     parts = urllib.parse.urlsplit(issuer)
     origin = "%s://%s" % (parts.scheme, parts.netloc)
@@ -8583,20 +8642,24 @@ class _LoopbackListener(object):
     request within LOOPBACK_IDLE_TIMEOUT is dropped, at most MAX_LOOPBACK_CONNECTIONS
     are served at once, and close() cuts whatever is still open."""
 
-    def __init__(self, port=0):
-        http_server = _stdlib("http.server", "OAuth's browser login (its redirect listener)")
+    def __init__(self, port: int = 0) -> None:
+        if TYPE_CHECKING:
+            import http.server as http_server
+        else:
+            http_server = _stdlib("http.server", "OAuth's browser login (its redirect listener)")
         import urllib.parse
         listener = self
-        self.redirect = None
-        self.state = None  # the state the authorization URL carries; other redirects are ignored
+        self.redirect: str | None = None
+        self.state: str | None = None  # the state the authorization URL carries; other redirects are ignored
         self.done = threading.Event()
-        self._open = {}  # connection being served -> its thread (None until started)
+        # connection being served -> its thread (None until started)
+        self._open: Dict[socket.socket, threading.Thread | None] = {}
         self._lock = threading.Lock()
 
         class Handler(http_server.BaseHTTPRequestHandler):
             timeout = LOOPBACK_IDLE_TIMEOUT  # for reading the request; then the connection goes
 
-            def do_GET(self):
+            def do_GET(self) -> None:
                 if not self.path.startswith("/callback"):
                     self.send_error(404)
                     return
@@ -8615,33 +8678,35 @@ class _LoopbackListener(object):
                 finally:  # (a browser already gone still sent the redirect)
                     listener.done.set()
 
-            def log_message(self, *args):
+            def log_message(self, format: str, *args: Any) -> None:
                 pass
 
         class Server(http_server.ThreadingHTTPServer):
             daemon_threads = True
             block_on_close = False  # close() cuts connections instead of waiting for them
 
-            def verify_request(self, request, client_address):
+            # (``request`` is typed Any as in socketserver's stubs it may be a datagram: here it is
+            # always a connected socket)
+            def verify_request(self, request: Any, client_address: Any) -> bool:
                 with listener._lock:
                     if len(listener._open) >= MAX_LOOPBACK_CONNECTIONS:
                         return False
                     listener._open[request] = None
                 return True
 
-            def shutdown_request(self, request):
+            def shutdown_request(self, request: Any) -> None:
                 with listener._lock:
                     listener._open.pop(request, None)
                 http_server.ThreadingHTTPServer.shutdown_request(self, request)
 
-            def process_request(self, request, client_address):  # one named thread per connection
+            def process_request(self, request: Any, client_address: Any) -> None:  # one named thread per connection
                 thread = _start_thread(self.process_request_thread, "mcp_min-oauth-connection",
                                        (request, client_address), "serve the login redirect")
                 with listener._lock:
                     if request in listener._open:
                         listener._open[request] = thread
 
-            def handle_error(self, request, client_address):  # a port scan's garbage: no traceback
+            def handle_error(self, request: Any, client_address: Any) -> None:  # a port scan's garbage: no traceback
                 _log.debug("OAuth: the redirect listener dropped a connection", exc_info=True)
 
         self.server = Server(("127.0.0.1", port), Handler)
@@ -8654,7 +8719,7 @@ class _LoopbackListener(object):
             self.server.server_close()
             raise
 
-    def wait(self, url, open_browser, timeout):
+    def wait(self, url: str, open_browser: bool, timeout: float) -> str | None:
         import urllib.parse
         self.state = urllib.parse.parse_qs(urllib.parse.urlsplit(url).query).get("state", [None])[0]
         print("mcp_min: authorize in your browser: %s" % _visible(url), file=sys.stderr, flush=True)
@@ -8662,14 +8727,14 @@ class _LoopbackListener(object):
             try:
                 import webbrowser
             except ImportError:  # (a stripped Python: the line above is the way to the page)
-                webbrowser = None
-            if webbrowser is not None:
+                pass
+            else:
                 webbrowser.open(url)
         if not self.done.wait(timeout):
             raise AuthError("OAuth: no authorization redirect reached %s within %.0f s" % (self.uri, timeout))
         return self.redirect
 
-    def close(self):
+    def close(self) -> None:
         """Stop listening and end every connection: idle ones (preconnects) are shut down, their
         threads (which then close them) waited for; whatever is still open after that is closed."""
         import socket
@@ -8736,7 +8801,7 @@ class OAuth(object):
     def __init__(self, client_id: str | None = None, client_secret: str | None = None,
                  client_metadata_url: str | None = None, scopes: str | Iterable[str] | None = None,
                  authorize: Callable[[str], str] | None = None, redirect_uri: str | None = None,
-                 grant_type: str = "authorization_code", private_key: str | bytes | _Json | None = None,
+                 grant_type: str = "authorization_code", private_key: str | bytes | Dict[str, Any] | None = None,
                  token_store: str | None = None, client_name: str = "mcp_min", id_token: str | None = None,
                  idp_token_endpoint: str | None = None, idp_client_id: str | None = None,
                  idp_client_secret: str | None = None, token_endpoint_auth_method: str | None = None,
@@ -8754,7 +8819,8 @@ class OAuth(object):
             raise ValueError("assertion_provider must be callable")
         if dpop not in (None, True, False):
             raise ValueError("dpop must be None (when offered), True or False")
-        timeout = _client_timeout(timeout, "timeout")
+        seconds = _client_timeout(timeout, "timeout")
+        assert seconds is not None  # (without none_ok, a positive number or ValueError)
         self.client_id, self.client_secret = _stripped(client_id), _stripped(client_secret)
         self.client_metadata_url = _stripped(client_metadata_url)
         self.scopes = scopes.split() if isinstance(scopes, str) else list(scopes) if scopes else None
@@ -8767,22 +8833,23 @@ class OAuth(object):
         self.id_token, self.idp_token_endpoint = _stripped(id_token), idp_token_endpoint
         self.idp_client_id, self.idp_client_secret = _stripped(idp_client_id), _stripped(idp_client_secret)
         self.token_endpoint_auth_method = token_endpoint_auth_method
-        self.open_browser, self.timeout = open_browser, float(timeout)
+        self.open_browser, self.timeout = open_browser, float(seconds)
         self._lock = threading.RLock()
         self._local = threading.local()  # pairs challenge() with the headers() call of its repeat
-        self._state = {}  # canonical resource -> {"tokens", "issuer", "resource", "scope", "client", ...}
-        self._clients = {}  # issuer -> registered client {"client_id", "client_secret", "method"}
-        self._dpop = None  # the _DpopKey, made on first use
+        # canonical resource -> {"tokens", "issuer", "resource", "scope", "client", ...}
+        self._state: Dict[str, _Json] = {}
+        self._clients: Dict[str, _Json] = {}  # issuer -> registered client {"client_id", "client_secret", "method"}
+        self._dpop: _DpopKey | None = None  # made on first use
         self._step_ups = 0
-        self._engine = None  # the HTTP engine of its own requests, made on first use
-        self._tls = None  # the TLS settings of the client it serves (use_tls)
+        self._engine: _HttpEngine | None = None  # the HTTP engine of its own requests, made on first use
+        self._tls: _Tls | None = None  # the TLS settings of the client it serves (use_tls)
         if self.token_store:
             saved = _read_store(self.token_store)
             self._state, self._clients = saved.get("resources", {}), saved.get("clients", {})
             if saved.get("dpop_key"):
                 self._dpop = _DpopKey(saved["dpop_key"])
 
-    def __repr__(self):  # never the secrets, tokens or keys
+    def __repr__(self) -> str:  # never the secrets, tokens or keys
         return "OAuth(grant_type=%r, client_id=%r)" % (self.grant_type, self.client_id)
 
     # -- the plug-in interface -----------------------------------------------------
@@ -8797,7 +8864,8 @@ class OAuth(object):
             state = _state_for(self._state, url)
             tokens = (state or {}).get("tokens") or {}
             expires = tokens.get("expires_at")
-            if expires and time.time() > expires - TOKEN_EXPIRY_MARGIN and tokens.get("refresh_token"):
+            if state is not None and expires and time.time() > expires - TOKEN_EXPIRY_MARGIN and \
+                    tokens.get("refresh_token"):
                 try:
                     self._refresh(state)
                 except AuthError as e:
@@ -8839,12 +8907,14 @@ class OAuth(object):
             self._engine = None  # (made again, with these settings, on the next request)
 
     # -- behind the interface ------------------------------------------------------
-    def _new_nonce(self, url, response_headers, sent_proof):
+    def _new_nonce(self, url: str, response_headers: _Headers | None, sent_proof: str | None) -> bool:
         """A use_dpop_nonce challenge: keep the nonce; True when a proof carrying it is new."""
-        nonce = self._dpop_key().keep_nonce(url, response_headers) if sent_proof else ""
+        if not sent_proof:
+            return False
+        nonce = self._dpop_key().keep_nonce(url, response_headers)
         return bool(nonce) and _jwt_claims(sent_proof).get("nonce") != nonce  # the same one refused: give up
 
-    def _refused(self, url, status, params, sent, depth):
+    def _refused(self, url: str, status: int, params: Dict[str, str], sent: str | None, depth: int) -> bool:
         """A 401, or a 403 insufficient_scope: refresh, authorize or step up; True to repeat."""
         if status == 403 and params.get("error") != "insufficient_scope":
             return False
@@ -8861,7 +8931,7 @@ class OAuth(object):
                 return True
             except AuthError as e:
                 _log.debug("OAuth: refresh failed (%s); authorizing again", e)
-        step_up = None
+        step_up: List[str] | None = None
         if status == 403:
             wanted = (params.get("scope") or "").split()
             had = state.get("scope") or []
@@ -8875,26 +8945,27 @@ class OAuth(object):
         self._save()
         return True
 
-    def _dpop_key(self):
+    def _dpop_key(self) -> _DpopKey:
         with self._lock:
             if self._dpop is None:
                 self._dpop = _DpopKey()
             return self._dpop
 
-    def _uses_dpop(self, meta):
+    def _uses_dpop(self, meta: _Json) -> bool:
         if self.dpop is not None:
             return self.dpop
         algs = meta.get("dpop_signing_alg_values_supported")
         return isinstance(algs, list) and "ES256" in algs
 
     # -- HTTP --------------------------------------------------------------------------
-    def _fetch(self, method, url, headers, body=None):
+    def _fetch(self, method: str, url: str, headers: Mapping[str, str], body: bytes | None = None
+               ) -> Tuple[int, _Headers, bytes]:
         """Every HTTP request OAuth makes goes through here: (status, headers, body bytes)."""
         if self._engine is None:
             self._engine = _HttpEngine(keep_alive=False, tls=self._tls)
         return _oauth_request(self._engine, method, url, headers, body, self.timeout)
 
-    def _get_json(self, url):
+    def _get_json(self, url: str) -> _Json | None:
         """GET a metadata document: the dict, or None when absent (not 200) or not JSON."""
         status, _, body = self._fetch("GET", url, {"MCP-Protocol-Version": LEGACY_VERSIONS[0]})
         if status != 200:
@@ -8902,7 +8973,8 @@ class OAuth(object):
             return None
         return _json_object(body) or None
 
-    def _post_form(self, url, params, headers, what, dpop=False):
+    def _post_form(self, url: str, params: Mapping[str, Any], headers: Mapping[str, str], what: str,
+                   dpop: bool = False) -> _Json:
         """POST a token request: the answer (a dict) or AuthError.  With DPoP, a
         use_dpop_nonce answer is repeated once, with the nonce given (RFC 9449 8)."""
         import urllib.parse
@@ -8910,15 +8982,17 @@ class OAuth(object):
         body = urllib.parse.urlencode(params).encode("utf-8")
         _log.debug("OAuth: %s to %s with %s", what, _plain_url(url), ", ".join(
             "%s=%s" % (k, "<redacted>" if k in _SECRET_PARAMS else v) for k, v in params.items()))
-        for attempt in range(DPOP_NONCE_RETRIES + 1):
+        retries = DPOP_NONCE_RETRIES
+        while True:
             h = dict(headers, **{"Content-Type": "application/x-www-form-urlencoded"})
             if dpop:
                 h["DPoP"] = self._dpop_key().proof("POST", url)
             status, answer_headers, raw = self._fetch("POST", url, h, body)
             doc = _json_object(raw)
             nonce = self._dpop_key().keep_nonce(url, answer_headers) if dpop else ""
-            if not (nonce and status in (400, 401) and doc.get("error") == "use_dpop_nonce"):
+            if not (nonce and status in (400, 401) and doc.get("error") == "use_dpop_nonce") or not retries:
                 break
+            retries -= 1
         if status != 200 or not doc:
             secrets = [v for k, v in params.items() if k in _SECRET_PARAMS] + list(headers.values())
             detail = doc.get("error") or _shorten(raw.decode("utf-8", "replace"), _SHOWN_CHARS)
@@ -8930,7 +9004,8 @@ class OAuth(object):
         return doc
 
     # -- the flows ---------------------------------------------------------------------
-    def _authorize(self, server_url, state, challenge, step_up):
+    def _authorize(self, server_url: str, state: _Json, challenge: Dict[str, str], step_up: List[str] | None
+                   ) -> None:
         _check_url(server_url, "authorize for")
         resource, prm, issuer, meta = _discover(self._get_json, server_url, challenge)
         scope = _scopes(step_up or self.scopes, challenge, prm, meta, self.grant_type == "authorization_code")
@@ -8939,7 +9014,7 @@ class OAuth(object):
         # Refreshing goes back to this same authorization server, never to a rediscovered one.
         state["as_metadata"] = meta
 
-    def _grant(self, meta, issuer, resource, scope):
+    def _grant(self, meta: _Json, issuer: str, resource: str, scope: List[str]) -> Tuple[_Json, _Json]:
         """Run the configured grant: (token endpoint answer, client record used)."""
         if not meta.get("token_endpoint"):
             raise AuthError("OAuth: the authorization server metadata of %s has no token_endpoint"
@@ -8964,7 +9039,7 @@ class OAuth(object):
         client = self._preregistered(meta)
         return self._token(meta, client, params, issuer, what), client
 
-    def _id_jag(self, issuer, resource, scope):
+    def _id_jag(self, issuer: str, resource: str, scope: List[str]) -> str:
         """Cross-app access: the identity provider exchanges our id_token for an ID-JAG."""
         if not (self.id_token and self.idp_token_endpoint and self.client_id):
             raise AuthError("OAuth: cross-app access needs OAuth(id_token=..., idp_token_endpoint=..., "
@@ -8975,22 +9050,23 @@ class OAuth(object):
                   "audience": issuer, "resource": resource}
         if scope:
             params["scope"] = " ".join(scope)
-        headers = {}
+        headers: Dict[str, str] = {}
         idp_client = {"client_id": self.idp_client_id or self.client_id, "client_secret": self.idp_client_secret,
                       "method": "client_secret_basic" if self.idp_client_secret else "none"}
         _authenticate(idp_client, params, headers, self.idp_token_endpoint, None)
         grant = self._post_form(self.idp_token_endpoint, params, headers, "token exchange")
-        if not isinstance(grant.get("access_token"), str) or not grant["access_token"]:
+        id_jag = grant.get("access_token")
+        if not isinstance(id_jag, str) or not id_jag:
             raise AuthError("OAuth: the identity provider's token exchange at %s returned no ID-JAG"
                             % _plain_url(self.idp_token_endpoint))
-        return grant["access_token"]
+        return id_jag
 
-    def _preregistered(self, meta, client_id=None):
+    def _preregistered(self, meta: _Json, client_id: str | None = None) -> _Json:
         """The record of the client we were given: {"client_id", "client_secret", "method"}."""
         return {"client_id": client_id or self.client_id, "client_secret": self.client_secret,
                 "method": self._auth_method(meta.get("token_endpoint_auth_methods_supported"), self.client_secret)}
 
-    def _client(self, meta, issuer, redirect_uri):
+    def _client(self, meta: _Json, issuer: str, redirect_uri: str) -> _Json:
         """The client to use with this server: given, a metadata document URL, or registered."""
         if self.client_id:
             return self._preregistered(meta)
@@ -9019,7 +9095,7 @@ class OAuth(object):
         self._clients[issuer] = client
         return client
 
-    def _auth_method(self, supported, secret):
+    def _auth_method(self, supported: object, secret: object) -> str:
         if self.token_endpoint_auth_method:
             return self.token_endpoint_auth_method
         if self.private_key is not None:
@@ -9033,12 +9109,13 @@ class OAuth(object):
                 return method
         return "client_secret_basic"
 
-    def _token(self, meta, client, params, issuer, what="token request"):
-        headers = {}
+    def _token(self, meta: _Json, client: _Json, params: Dict[str, Any], issuer: str, what: str = "token request"
+               ) -> _Json:
+        headers: Dict[str, str] = {}
         _authenticate(client, params, headers, issuer, self.private_key)
         return self._post_form(meta["token_endpoint"], params, headers, what, self._uses_dpop(meta))
 
-    def _authorization_code(self, meta, issuer, resource, scope):
+    def _authorization_code(self, meta: _Json, issuer: str, resource: str, scope: List[str]) -> Tuple[_Json, _Json]:
         hashlib, secrets = _stdlib("hashlib", "OAuth (PKCE)"), _stdlib("secrets", "OAuth (PKCE)")
         import urllib.parse
         if not meta.get("_fallback") and "S256" not in (meta.get("code_challenge_methods_supported") or []):
@@ -9070,6 +9147,7 @@ class OAuth(object):
             if listener is not None:
                 redirect = listener.wait(url, self.open_browser, self.timeout * LOGIN_TIMEOUT_FACTOR)
             else:
+                assert self.authorize is not None  # (no listener: the caller's authorize= runs the user step)
                 redirect = self.authorize(url)
         finally:
             if listener is not None:
@@ -9079,7 +9157,7 @@ class OAuth(object):
                   "code_verifier": verifier, "resource": resource}
         return self._token(meta, client, params, issuer), client
 
-    def _refresh(self, state):
+    def _refresh(self, state: _Json) -> None:
         tokens = state.get("tokens") or {}
         meta, issuer, resource = state.get("as_metadata"), state.get("issuer"), state.get("resource")
         if not (isinstance(meta, dict) and meta.get("token_endpoint") and issuer and resource):
@@ -9096,9 +9174,9 @@ class OAuth(object):
         _take(state, answer, state.get("scope") or [], issuer, resource, client)
         self._save()
 
-    def _save(self):
+    def _save(self) -> None:
         if self.token_store:
-            doc = {"resources": self._state, "clients": self._clients}
+            doc: _Json = {"resources": self._state, "clients": self._clients}
             if self._dpop is not None:  # tokens bound to the key are useless without it
                 doc["dpop_key"] = _b64url(self._dpop.d.to_bytes(32, "big"))
             _write_store(self.token_store, doc)
