@@ -356,15 +356,48 @@ def test_no_typing_at_run_time():
     assert done.stdout.strip() == "[]"
 
 
-def test_mypy_strict_on_the_typed_example_and_the_module():
+def _mypy(args, cwd):
     if importlib.util.find_spec("mypy") is None:
         pytest.skip("mypy is not installed (tests/requirements.txt installs it on CPython only)")
-    folder = os.path.join(ROOT, "tests", "typing")
-    done = subprocess.run([sys.executable, "-m", "mypy", "--config-file", os.path.join(folder, "mypy.ini"),
-                           "--no-incremental", "--cache-dir", os.devnull, os.path.join(folder, "check_api.py"),
-                           os.path.join(ROOT, "mcp_min.py")], cwd=ROOT, stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, timeout=300, universal_newlines=True)
+    return subprocess.run([sys.executable, "-m", "mypy", "--no-incremental", "--cache-dir", os.devnull] + args,
+                          cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300,
+                          universal_newlines=True)
+
+
+def test_mypy_strict_on_the_module_itself():
+    """mcp_min.py as a user's type checker meets it: --strict, no configuration file, nothing relaxed."""
+    done = _mypy(["--strict", "--config-file", os.devnull, "mcp_min.py"], ROOT)
     assert done.returncode == 0, done.stdout
+
+
+def test_mypy_strict_on_a_script_beside_a_copied_module(tmp_path):
+    """The typed example (every public name) and a copy of mcp_min.py in one folder, as a user copies
+    it: `mypy --strict script.py` with no flags and no configuration (tests/typing/mypy.ini adds only
+    warn_unreachable; it is used for the in-repo run below)."""
+    for name in (os.path.join(ROOT, "mcp_min.py"), os.path.join(ROOT, "tests", "typing", "check_api.py")):
+        with open(name, "rb") as src, open(str(tmp_path / os.path.basename(name)), "wb") as dst:
+            dst.write(src.read())
+    done = _mypy(["--strict", "--config-file", os.devnull, "check_api.py"], str(tmp_path))
+    assert done.returncode == 0, done.stdout
+    done = _mypy(["--config-file", os.path.join(ROOT, "tests", "typing", "mypy.ini"), "check_api.py"],
+                 str(tmp_path))
+    assert done.returncode == 0, done.stdout
+
+
+PYRIGHT = os.path.join(ROOT, ".cache", "npm", "node_modules", ".bin", "pyright")
+
+
+@pytest.mark.slow  # about 20 CPU-seconds: once, in the README's command, not once per interpreter
+def test_pyright_on_the_module_and_strict_on_the_typed_example():
+    """pyright (.ci/install-peers pins it): its standard mode on mcp_min.py, and strict mode (the
+    example's `# pyright: strict`) on a script that uses every public name, by the rules of the oldest
+    Python (mypy runs on every interpreter, under its own version's rules)."""
+    if not os.path.exists(PYRIGHT):
+        pytest.skip("pyright is not installed (bash .ci/install-peers)")
+    done = subprocess.run([PYRIGHT, "--pythonversion", "3.8", "mcp_min.py",
+                           os.path.join("tests", "typing", "check_api.py")], cwd=ROOT, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, timeout=300, universal_newlines=True)
+    assert done.returncode == 0 and " 0 errors" in done.stdout, done.stdout
 
 
 def test_the_typed_example_runs():
