@@ -2335,7 +2335,7 @@ def _schema_key(value: Any, keyword: str) -> Hashable:
     return key
 
 
-def _decimal(number: float) -> Tuple[int, int]:
+def _decimal(number: int | float) -> Tuple[int, int]:
     """(digits, exponent) with number == digits * 10 ** exponent, read from its shortest repr:
     JSON numbers are decimal, and 0.0075 is a multiple of 0.0001 as written."""
     if not isinstance(number, float):
