@@ -1971,7 +1971,7 @@ class _SseParser(object):
             piece = self._skip(piece)
             if not piece:
                 return []
-        # (on bytes: at LF, CR and CRLF only; _carry may put a bytearray in it, hence no List[bytes])
+        # (on bytes: at LF, CR and CRLF only; _carry may put a bytearray in it: not a List[bytes])
         lines: List[Any] = piece.splitlines()
         last = piece[-1]
         self._after_cr = last == 13
@@ -2588,8 +2588,9 @@ def _reject(value: Any, evaluated: _Evaluated | None, run: _Run, depth: int) -> 
 
 # A check whose value passes when its Python type is in ``check.fast`` (a schema that is only a
 # ``type``, or none): objects and arrays test that themselves and call it only for other types.
-# Most properties of real output schemas are such leaves; this saves a call for each.
-_accept.fast = frozenset(_JSON_TYPES)  # type: ignore[attr-defined]
+# Most properties of real output schemas are such leaves; this saves a call for each.  (setattr: type
+# checkers know no attributes of a function.)
+setattr(_accept, "fast", frozenset(_JSON_TYPES))
 
 
 def _passing_types(check: _Check | None) -> FrozenSet[type]:
