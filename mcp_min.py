@@ -3168,15 +3168,15 @@ def _kw_array(compiler: _SchemaCompiler, schema: _Json, _: Any) -> _Check | None
     unique = schema.get("uniqueItems") is True
     items = schema.get("items")
     if "prefixItems" in schema:
-        prefix, rest = schema["prefixItems"], items
+        firsts, others = schema["prefixItems"], items
     elif isinstance(items, list):
-        prefix, rest = items, schema.get("additionalItems")
+        firsts, others = items, schema.get("additionalItems")
     else:
-        prefix, rest = [], items
-    if not isinstance(prefix, list):
-        raise _SchemaError("prefixItems must be a list of schemas, not %s" % _short(prefix))
-    prefix = tuple(compiler.node(sub) for sub in prefix)
-    rest = compiler.node(rest) if rest is not None else None
+        firsts, others = [], items
+    if not isinstance(firsts, list):
+        raise _SchemaError("prefixItems must be a list of schemas, not %s" % _short(firsts))
+    prefix = tuple(compiler.node(sub) for sub in firsts)
+    rest = compiler.node(others) if others is not None else None
     if not prefix and rest is None and not (low or high is not None or unique):
         return None
 
