@@ -1302,7 +1302,16 @@ class _Dispatcher(object):
 # Protocol helpers: pure functions of MCP and HTTP details (tested in memory)
 # ---------------------------------------------------------------------------
 
-def _choose_version(supported):
+if TYPE_CHECKING:
+    import urllib.parse
+    from typing import Container, Hashable, Match, Protocol
+
+    class _Headers(Protocol):
+        """What _media_type reads of a response's headers (an http.client.HTTPMessage)."""
+        def get(self, name: str, /) -> str | None: ...
+
+
+def _choose_version(supported: Sequence[Any]) -> str:
     """The newest version in both ``supported`` (what a server listed) and ours."""
     for version in SUPPORTED_VERSIONS:
         if version in supported:
@@ -1311,7 +1320,7 @@ def _choose_version(supported):
                    % (_shorten(", ".join(map(str, supported)), _EXCERPT_CHARS), ", ".join(SUPPORTED_VERSIONS)))
 
 
-def _field(result, key, kind, method, default=None):
+def _field(result: _Json, key: str, kind: type, method: str, default: Any = None) -> Any:
     """``result[key]`` checked against ``kind`` (the server may send anything)."""
     value = result.get(key, default)
     if value is None:
@@ -1322,7 +1331,7 @@ def _field(result, key, kind, method, default=None):
     return value
 
 
-def _tool_value(result):
+def _tool_value(result: _Json) -> Any:
     """The value a tool returned: structured content, else a lone text, else the content list."""
     content = _field(result, "content", list, "tools/call", [])
     if result.get("isError"):
@@ -1338,10 +1347,10 @@ def _tool_value(result):
     return content
 
 
-def _roots_result(roots):
+def _roots_result(roots: Callable[[], _Json] | Iterable[Any]) -> _Json:
     if callable(roots):
         return roots()
-    out = []
+    out: List[_Json] = []
     for r in roots:
         if isinstance(r, dict):
             out.append(r)
@@ -1354,7 +1363,7 @@ def _roots_result(roots):
     return {"roots": out}
 
 
-def _apply_defaults(params, result):
+def _apply_defaults(params: _Json, result: Any) -> Any:
     """An accepted form leaves unset fields to their schema defaults (SEP-1034)."""
     if not isinstance(result, dict) or result.get("action") != "accept":
         return result
@@ -1374,7 +1383,7 @@ _EXTENSION_ID = (r"(?:[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.)*[A-Za-z](?:[A-Za-
                  r"(?:[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)?\Z")
 
 
-def _merge_patch(target, patch):
+def _merge_patch(target: Any, patch: Any) -> Any:
     """``target`` with ``patch`` applied as a JSON Merge Patch (RFC 7396): objects merge key by
     key, None removes a key, any other value replaces.  Neither argument is changed."""
     if not isinstance(patch, dict):
@@ -1388,7 +1397,7 @@ def _merge_patch(target, patch):
     return out
 
 
-def _check_capabilities(patch, callbacks):
+def _check_capabilities(patch: Any, callbacks: Mapping[str, object]) -> _Json | None:
     """The ``capabilities=`` option, checked once: a dict of objects (or None to withdraw one of
     ours), extension ids well formed, and nothing served by a callback declared without it."""
     if patch is None:
@@ -1419,7 +1428,7 @@ def _check_capabilities(patch, callbacks):
 _TRACEPARENT = r"[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}\Z"  # W3C: version-trace-parent-flags
 
 
-def _trace_meta(given):
+def _trace_meta(given: Any) -> Dict[str, str]:
     """What the ``trace_context`` hook returned, checked: None or {} (no trace), else W3C
     ``traceparent`` (and optionally ``tracestate``, ``baggage``) as strings, for a request's _meta."""
     if not given:
@@ -1444,14 +1453,14 @@ class _Yaml(object):
     scalars (| and >, with - or + chomping), comments and {}.  Anything else raises ValueError
     ("line N: what").  Linear time; one recursion per nesting level.  Keys stay strings."""
 
-    def __init__(self, text, first_line):
+    def __init__(self, text: str, first_line: int) -> None:
         self.lines = text[:-1].split("\n") if text.endswith("\n") else text.split("\n")
         self.first, self.i, self.dash = first_line, 0, False  # self.i: the line being read
 
-    def fail(self, reason):
+    def fail(self, reason: str) -> NoReturn:
         raise ValueError("line %d: %s" % (self.first + self.i, reason))
 
-    def next_content(self):
+    def next_content(self) -> int:
         """Skip blank and comment lines; the indentation of the next line, or -1 at the end."""
         while self.i < len(self.lines):
             text = self.lines[self.i].lstrip(" ")
@@ -1463,9 +1472,10 @@ class _Yaml(object):
             self.i += 1
         return -1
 
-    def node(self, parent, depth, line=None):
+    def node(self, parent: int, depth: int, line: int | None = None) -> Any:
         """The value at the next content indented more than ``parent`` (None when there is
         none).  A list or map may not start on ``line`` (a map value's own line)."""
+        value: Any
         col = self.next_content()
         if col <= parent:
             return None
@@ -1485,9 +1495,9 @@ class _Yaml(object):
         self.i += 1
         return value
 
-    def block(self, col, depth, is_list):
+    def block(self, col: int, depth: int, is_list: bool) -> Any:
         """A block list or map whose items start at column ``col``."""
-        out = [] if is_list else {}
+        out: Any = [] if is_list else {}  # (a list or a dict: each branch below uses one)
         while True:
             line = self.lines[self.i]
             if is_list:  # "- item": the item is what follows, one column further in
@@ -1506,7 +1516,7 @@ class _Yaml(object):
             if indent > col:
                 self.fail("unexpected indentation (a value on several lines needs | or >)")
 
-    def key(self, text):
+    def key(self, text: str) -> Tuple[str, int] | None:
         """(key, where its value starts in ``text``) for a ``key: value`` line, else None."""
         if text[0] in "\"'":
             key, end = self.quoted(text)
@@ -1519,7 +1529,7 @@ class _Yaml(object):
         colon = re.compile(r"[ \t]*:(?:[ \t]+|\Z)").match(text, end)
         return (key, colon.end()) if colon else None
 
-    def plain(self, text, what="plain value"):
+    def plain(self, text: str, what: str = "plain value") -> str | bool | int | float | None:
         """A plain scalar: null, bool, int, float (the YAML 1.2 core schema), else the text."""
         comment = re.search(r"[ \t]#", text)
         text = (text[:comment.start()] if comment else text).rstrip(" \t")
@@ -1542,12 +1552,13 @@ class _Yaml(object):
         return int(text, {"0o": 8, "0x": 16}.get(text[:2], 10)) if number.group(1) else float(
             text.replace(".", "") if text[-1] in "fFnN" else text)  # .inf, .nan
 
-    def quoted(self, text):
+    def quoted(self, text: str) -> Tuple[str, int]:
         """(value, end) of the quoted string that starts ``text``; it must end on its line.
         Double quotes take JSON's escapes (\\uD83D\\uDE00 is one character, as in JSON)."""
-        found = re.match(r"""'(?:[^']|'')*'|"(?:[^"\\]|\\.)*"|""", text).group()
-        if not found:
+        match = re.match(r"""'(?:[^']|'')*'|"(?:[^"\\]|\\.)*\"""", text)
+        if not match:
             self.fail("unterminated quoted string (it must end on its line)")
+        found = match.group()
         if found[0] == "'":
             return found[1:-1].replace("''", "'"), len(found)
         bad = [c for c in re.findall(r'\\(?:u[0-9a-fA-F]{4}|["\\/bfnrt]|(.))', found) if c]
@@ -1555,14 +1566,15 @@ class _Yaml(object):
             self.fail("unsupported escape \\%s in a double-quoted string (JSON's escapes are)" % bad[0])
         return json.loads(found, strict=False), len(found)
 
-    def flow_list(self, text):
+    def flow_list(self, text: str) -> Tuple[List[Any], int]:
         """([items], end) of the flow list of scalars that starts ``text``; it must end on its line."""
         item = re.compile(r"""[ \t]*(?:('(?:[^']|'')*'|"(?:[^"\\]|\\.)*")[ \t]*"""  # a quoted item, or
                           r"""|([^,\[\]{}'" \t][^,\[\]{}]*)?)([,\]])""")  # a plain one; then , or ]
-        out, pos = [], 1
+        out: List[Any] = []
+        pos = 1
         while True:
             found = item.match(text, pos)
-            plain = found and (found.group(2) or "").rstrip(" \t")
+            plain = (found.group(2) or "").rstrip(" \t") if found else ""
             if not found or plain and re.search(r"(^|[ \t])#", plain):
                 self.fail("nested flow collections are not supported" if text[pos:].lstrip(" \t")[:1] in ("[", "{")
                           else "a flow list holds scalars separated by ',' and ends with ']' on its line")
@@ -1574,12 +1586,13 @@ class _Yaml(object):
             if found.group(3) == "]":
                 return out, pos
 
-    def block_scalar(self, text, parent):
+    def block_scalar(self, text: str, parent: int) -> str:
         """A | (literal) or > (folded) scalar on the lines indented more than ``parent``."""
         header = re.match(r"([|>])([-+]?)(?:[ \t]+(?:#.*)?)?\Z", text)
         if not header:
             self.fail("a block scalar header is | or > and then - or + at most (no indentation digit)")
-        lines, indent = [], None
+        lines: List[str] = []
+        indent: int | None = None
         self.i += 1
         while self.i < len(self.lines):
             line = self.lines[self.i]
@@ -1604,13 +1617,13 @@ class _Yaml(object):
         return "".join(out) + {"-": "", "": "\n", "+": "\n" * (len(lines) - texts[-1])}[header.group(2)]
 
 
-def _parse_frontmatter(markdown):
+def _parse_frontmatter(markdown: str) -> Tuple[_Json, str]:
     """(frontmatter dict, body) of a SKILL.md; ValueError("line N: what") when its frontmatter
     is missing or not in the YAML that _Yaml reads."""
     text = markdown[1:] if markdown.startswith("\ufeff") else markdown
     opening = re.match(r"---[ \t]*\r?\n", text)
     closing = opening and re.compile(r"^---[ \t]*\r?$", re.M).search(text, opening.end())
-    if not closing:
+    if not opening or not closing:
         raise ValueError("line 1: SKILL.md must begin with YAML frontmatter between two '---' lines")
     if closing.start() - opening.end() > FRONTMATTER_MAX_CHARS:
         raise ValueError("line 2: the frontmatter is longer than %d characters" % FRONTMATTER_MAX_CHARS)
@@ -1623,7 +1636,7 @@ def _parse_frontmatter(markdown):
     return value or {}, text[closing.end() + 1:]
 
 
-def _same_json(a, b):
+def _same_json(a: Any, b: Any) -> bool:
     """Equal as JSON values: 1 == 1.0, but True != 1 and "1" != 1.  Walks both with a list, not
     recursion: server JSON may nest deeper than Python's recursion limit."""
     pairs = [(a, b)]
@@ -1648,11 +1661,11 @@ def _same_json(a, b):
     return True
 
 
-def _skill_files(entry):
+def _skill_files(entry: Any) -> Tuple[str, List[_Json]]:
     """Check a skill entry before anything is read: (URI of its SKILL.md, its files, SKILL.md first)."""
     uri = entry.get("uri") if isinstance(entry, dict) else None
 
-    def bad(detail, problem="entry"):
+    def bad(detail: str, problem: str = "entry") -> NoReturn:
         raise SkillVerificationError(uri if isinstance(uri, str) else None, None, problem, detail)
 
     if not isinstance(uri, str) or "://" not in uri or not uri.endswith("/SKILL.md"):
@@ -1666,7 +1679,7 @@ def _skill_files(entry):
     if not isinstance(files, list) or len(files) > SKILL_MAX_FILES:
         bad("the entry's resources must be a list of at most %d files" % SKILL_MAX_FILES,
             "limit" if isinstance(files, list) else "entry")
-    listed = {}
+    listed: Dict[str, _Json] = {}
     for item in files:
         file_uri = item.get("uri") if isinstance(item, dict) else None
         if not isinstance(file_uri, str):
@@ -1686,12 +1699,13 @@ def _skill_files(entry):
     return uri, [listed[uri]] + [item for item in files if item["uri"] != uri]
 
 
-def _skill_file(skill, item, result):
+def _skill_file(skill: str, item: _Json, result: Any) -> bytes:
     """The bytes of ``item`` in a resources/read result, once its size and digest match."""
     hashlib = _stdlib("hashlib", "checking a skill's digests")
     contents = result.get("contents") if isinstance(result, dict) else None
     parts = [c for c in contents if isinstance(c, dict) and c.get("uri") == item["uri"]] if isinstance(
         contents, list) else []
+    blob: Any  # (None when there is neither: b64decode raises TypeError, caught below)
     text, blob = (parts[0].get("text"), parts[0].get("blob")) if len(parts) == 1 else (None, None)
     try:
         data = text.encode("utf-8") if isinstance(text, str) else base64.b64decode(blob, validate=True)
@@ -1708,7 +1722,7 @@ def _skill_file(skill, item, result):
     return data
 
 
-def _skill_md(skill, entry, data):
+def _skill_md(skill: str, entry: _Json, data: bytes) -> Tuple[str, _Json, str]:
     """(text, frontmatter, body) of a SKILL.md whose frontmatter equals the entry's, field by field."""
     try:
         text = data.decode("utf-8")
@@ -1719,7 +1733,7 @@ def _skill_md(skill, entry, data):
     differ = [k for k in list(listed) + [k for k in frontmatter if k not in listed]
               if k not in frontmatter or k not in listed or not _same_json(frontmatter[k], listed[k])]
     if differ:
-        def show(fields, k):
+        def show(fields: _Json, k: str) -> str:
             return _shorten(_dumps_for_humans(fields[k]), _COLUMN_CHARS) if k in fields else "(absent)"
         raise SkillVerificationError(skill, skill, "frontmatter", "frontmatter differs from the entry: " + "; ".join(
             "%s: the entry says %s, the file says %s" % (k, show(listed, k), show(frontmatter, k)) for k in differ),
@@ -1732,11 +1746,11 @@ def _skill_md(skill, entry, data):
 _TCHARS = frozenset("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
 
-def _clean_headers(headers, what="header"):
+def _clean_headers(headers: Mapping[Any, Any] | None, what: str = "header") -> Dict[str, str]:
     """The caller's HTTP headers, checked: names are tokens, values are text without line
     breaks, surrounding whitespace (a token read from a file ends in a newline) removed.
     Errors name the header, never its value (it is usually a credential)."""
-    out = {}
+    out: Dict[str, str] = {}
     for name, value in (headers or {}).items():
         if not isinstance(name, str) or not name or any(c not in _TCHARS for c in name):
             raise ValueError("%s name %r is not a valid HTTP header name" % (what, name))
@@ -1749,7 +1763,7 @@ def _clean_headers(headers, what="header"):
     return out
 
 
-def _url_credentials(url, headers):
+def _url_credentials(url: str, headers: Dict[str, str]) -> Tuple[str, Dict[str, str]]:
     """``user:password@`` in a server URL becomes a Basic Authorization header (unless
     one is given), so the URL itself -- which names the server in messages and logs --
     carries no secret.  Returns (url, headers)."""
@@ -1764,12 +1778,12 @@ def _url_credentials(url, headers):
     return urllib.parse.urlunsplit(parts._replace(netloc=host)), headers
 
 
-def _valid_session_id(value):
+def _valid_session_id(value: str) -> bool:
     # The spec allows visible ASCII only: anything else could smuggle header syntax.
     return bool(value) and all("\x21" <= c <= "\x7e" for c in value)
 
 
-def _header_value(value):
+def _header_value(value: Any) -> str:
     """Encode a value for Mcp-Method / Mcp-Name / Mcp-Param-* headers (2026-07-28 rules)."""
     text = value if isinstance(value, str) else ("true" if value is True else "false" if value is False
                                                  else str(value))
@@ -1780,16 +1794,16 @@ def _header_value(value):
     return "=?base64?%s?=" % base64.b64encode(text.encode("utf-8", "surrogatepass")).decode("ascii")
 
 
-def _param_headers(tool):
+def _param_headers(tool: Any) -> List[Tuple[Tuple[str, ...], str]]:
     """The ``x-mcp-header`` markings of a tool: a list of (path, header name).
 
     Raises ValueError naming the reason when a marking is invalid (the tool
     must then be hidden, as the 2026-07-28 revision asks).
     """
-    found = []
-    seen = set()
+    found: List[Tuple[Tuple[str, ...], str]] = []
+    seen: Set[str] = set()
 
-    def walk(schema, path):
+    def walk(schema: Any, path: Tuple[str, ...]) -> None:
         props = schema.get("properties") if isinstance(schema, dict) else None
         if not isinstance(props, dict) or len(path) > MAX_SCHEMA_DEPTH:
             return
@@ -1818,21 +1832,21 @@ def _param_headers(tool):
     return found
 
 
-def _b64url(data):
+def _b64url(data: bytes) -> str:
     """Base64url without padding (JOSE, PKCE)."""
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
 
 
-def _media_type(headers):
+def _media_type(headers: _Headers) -> str:
     """The lower-cased media type of a Content-Type header, without parameters."""
     return (headers.get("Content-Type") or "").split(";")[0].strip().lower()
 
 
-def _parse_www_authenticate(value):
+def _parse_www_authenticate(value: str | None) -> Dict[str, str]:
     """The parameters of the challenges in a WWW-Authenticate header, as a dict (keys
     lower-cased; ``scheme`` holds the first scheme named)."""
     import re
-    out = {}
+    out: Dict[str, str] = {}
     if not value:
         return out
     scheme = re.match(r"\s*([A-Za-z][A-Za-z0-9_.-]*)(?:\s|$)", value)
@@ -1852,12 +1866,12 @@ def _parse_www_authenticate(value):
 _CREDENTIAL_WORDS = ("auth", "cookie", "dpop", "key", "secret", "session", "token", "password", "credential")
 
 
-def _is_credential_header(name):
+def _is_credential_header(name: str) -> bool:
     name = name.lower()
     return any(word in name for word in _CREDENTIAL_WORDS)
 
 
-def _fingerprint(credentials):
+def _fingerprint(credentials: Mapping[Any, Any]) -> str | None:
     """An opaque digest of credential headers (not the credentials), or None for none.  A DPoP
     proof is left out: it is new on every request, while the token it proves stays the same."""
     kept = sorted((str(k).lower(), str(v)) for k, v in credentials.items() if str(k).lower() != "dpop")
@@ -1867,13 +1881,13 @@ def _fingerprint(credentials):
     return hashlib.sha256(_to_json(kept).encode("utf-8")).hexdigest()
 
 
-def _redact(headers, private=()):
+def _redact(headers: Mapping[str, str], private: Container[str] = ()) -> Dict[str, str]:
     """Headers for a log line, credentials replaced: the secret-looking names and ``private``
     (lower-cased names that are credentials whatever they are called)."""
     return {k: ("<redacted>" if _is_credential_header(k) or k.lower() in private else v) for k, v in headers.items()}
 
 
-def _split_url(url):
+def _split_url(url: str) -> Tuple[urllib.parse.SplitResult | None, str, int | None]:
     """(urlsplit parts, lower-cased host, port), or (None, "", None) for a malformed URL."""
     import urllib.parse
     try:
@@ -1883,7 +1897,7 @@ def _split_url(url):
         return None, "", None
 
 
-def _origin(url):
+def _origin(url: str) -> str:
     """scheme://host[:port] of a URL, lower-cased, the default port left out (RFC 6454); ""
     for a malformed one (which then matches no other origin)."""
     parts, host, port = _split_url(url)
@@ -1897,7 +1911,7 @@ def _origin(url):
     return "%s://%s" % (scheme, host)
 
 
-def _is_loopback(host):
+def _is_loopback(host: str) -> bool:
     """True when a connection to ``host`` (lower-cased, IPv6 without brackets) stays on this
     machine whatever DNS answers.  Loopback here is what the socket layer connects to a
     loopback address: the name ``localhost`` (every OS resolves it locally); an IPv4 address
@@ -1911,20 +1925,21 @@ def _is_loopback(host):
     if host and all(c in "0123456789abcdefx." for c in host):  # an IPv4 address, perhaps shorthand
         socket = _stdlib("socket", "reading an IPv4 address in a URL")
         try:
-            return socket.inet_aton(host)[0] == 127
+            packed: bytes = socket.inet_aton(host)
+            return packed[0] == 127
         except (OSError, ValueError):
             return False
     if ":" in host:
         import ipaddress
         try:
-            address = ipaddress.ip_address(host)
+            address = ipaddress.IPv6Address(host)  # (a host with ":" is no IPv4 address)
         except ValueError:
             return False
         return address.is_loopback or bool(address.ipv4_mapped and address.ipv4_mapped.is_loopback)
     return False
 
 
-def _secure_url(url):
+def _secure_url(url: str) -> bool:
     """https, or plain http only to this machine: the MCP spec's communication security rules
     (and RFC 8252 loopback redirects), for every URL a credential may go to."""
     parts, host, _ = _split_url(url)
@@ -1932,7 +1947,7 @@ def _secure_url(url):
     return bool(host) and (scheme == "https" or (scheme == "http" and _is_loopback(host)))
 
 
-def _plain_url(url):
+def _plain_url(url: str) -> str:
     """A URL as an error may show it: no user info, query or fragment."""
     parts = _split_url(url)[0]
     if parts is None:
@@ -1959,16 +1974,17 @@ class _SseParser(object):
 
     _BOM = b"\xef\xbb\xbf"
 
-    def __init__(self, name="the server"):
+    def __init__(self, name: str = "the server") -> None:
         self._name = name
-        self.last_id = None  # the last complete event's id (None: none, or the server reset it)
-        self.retry_ms = None
+        self.last_id: str | None = None  # the last complete event's id (None: none, or the server reset it)
+        self.retry_ms: int | None = None
         self.end_stream()
 
-    def end_stream(self):
+    def end_stream(self) -> None:
         """The stream ended or was given up: what it left unfinished is discarded (WHATWG: an
         event without its blank line is not dispatched), and the next stream starts afresh."""
-        self._data = None  # the current event's data lines (bytes; short ones joined with LF in bytearrays)
+        # the current event's data lines (bytes; short ones joined with LF in bytearrays)
+        self._data: List[bytes | bytearray] | None = None
         self._size = 0  # its size so far; -1 while dropping an oversized event
         self._event = ""
         self._id = self.last_id  # the id buffer: what the current event's end commits
@@ -1978,20 +1994,21 @@ class _SseParser(object):
         self._begun = False  # past the stream's first bytes (and the BOM they may be)
         self._head = b""  # those bytes while they may still be a BOM
 
-    def feed(self, piece):
+    def feed(self, piece: bytes) -> List[Tuple[str, str]]:
         """Feed the stream's next bytes (not empty).  Returns the events they complete,
         ``(type, data)``, in order: a list, often empty."""
         if self._after_cr or not self._begun:  # (rare: a CRLF split between pieces; the stream's start)
             piece = self._skip(piece)
             if not piece:
                 return []
-        lines = piece.splitlines()  # (on bytes: at LF, CR and CRLF only)
+        # (on bytes: at LF, CR and CRLF only; _carry may put a bytearray in it: not a List[bytes])
+        lines: List[Any] = piece.splitlines()
         last = piece[-1]
         self._after_cr = last == 13
         tail = lines.pop() if last != 10 and last != 13 else b""  # the start of the next line
         if self._line_size or tail:  # (not the usual whole lines)
             self._carry(lines, tail)
-        events = []
+        events: List[Tuple[str, str]] = []
         for line in lines:
             if line:
                 self._field(line)
@@ -2001,13 +2018,13 @@ class _SseParser(object):
                     events.append(event)
         return events
 
-    def oversized(self):
+    def oversized(self) -> None:
         """The current event grew too large: drop it."""
         if self._size >= 0:
             _log.warning("%s sent an SSE event of over %d bytes; dropped it", self._name, MAX_MESSAGE_BYTES)
         self._data, self._size = None, -1  # -1: dropping until the event ends
 
-    def _skip(self, piece):
+    def _skip(self, piece: bytes) -> bytes:
         """What of ``piece`` is stream: without the LF of a CRLF that the last piece began, or
         the BOM that starts the stream (its first bytes are held while they may be one)."""
         if self._after_cr:
@@ -2024,7 +2041,7 @@ class _SseParser(object):
                 piece = piece[3:]
         return piece
 
-    def _carry(self, lines, tail):
+    def _carry(self, lines: List[bytes | bytearray], tail: bytes) -> None:
         """Join the unfinished line to the first of ``lines`` (the complete lines) and start
         the next with ``tail``; a line that outgrows MAX_MESSAGE_BYTES is dropped as it grows."""
         size = self._line_size
@@ -2046,7 +2063,7 @@ class _SseParser(object):
                 self._line += tail
         self._line_size = size
 
-    def _dispatch(self):
+    def _dispatch(self) -> Tuple[str, str] | None:
         """A blank line: the event is complete."""
         self.last_id = self._id or None  # (an empty id: no Last-Event-ID to send)
         parts, kind, dropped = self._data, self._event or "message", self._size < 0
@@ -2057,7 +2074,7 @@ class _SseParser(object):
         del parts[:]  # (the pieces go before the decoded copy is made)
         return (kind, data.decode("utf-8", "replace")) if data else None  # (empty: e.g. a priming event)
 
-    def _field(self, line):
+    def _field(self, line: bytes | bytearray) -> None:
         """One line that is not blank, without its end."""
         colon = line.find(b":")
         if colon == 0:
@@ -2077,6 +2094,7 @@ class _SseParser(object):
             if self._size > MAX_MESSAGE_BYTES:
                 self.oversized()
                 return
+            value: bytes | bytearray
             if type(line) is bytearray:  # (a line joined from pieces: ours, cut in place, not copied)
                 del line[:start]
                 value = line
@@ -2118,20 +2136,20 @@ class _LineSplitter(object):
     as it is): kept as a list of pieces, a 10 MiB line left 10 MiB of freed pieces resident in
     the heap beside its joined copy and the decoded text (peak memory 3x the message, not 2x)."""
 
-    def __init__(self, limit, on_oversized):
+    def __init__(self, limit: int, on_oversized: Callable[[], object]) -> None:
         self._limit, self._on_oversized = limit, on_oversized
         self._pending = bytearray()  # the unfinished line
         self._size = 0  # its size; -1 while dropping an oversized line
 
-    def feed(self, chunk):
+    def feed(self, chunk: bytes) -> List[bytes | bytearray]:
         """The lines that ``chunk`` completes, in order (a list, often of one line)."""
-        lines = chunk.split(b"\n")
+        lines: List[Any] = chunk.split(b"\n")  # (_join_and_bound may put a bytearray in it)
         tail = lines.pop()  # what follows the last line end: the start of the next line
         if self._size or tail or len(chunk) > self._limit:  # (not the usual whole lines)
             self._join_and_bound(lines, tail, len(chunk))
         return lines
 
-    def _join_and_bound(self, lines, tail, chunk_size):
+    def _join_and_bound(self, lines: List[bytes | bytearray], tail: bytes, chunk_size: int) -> None:
         if lines and self._size:  # the first line ends the unfinished one
             if self._size < 0 or self._size + len(lines[0]) > self._limit:
                 if self._size > 0:
@@ -2154,7 +2172,7 @@ class _LineSplitter(object):
             else:
                 self._pending += tail
 
-    def finish(self):
+    def finish(self) -> bytes | bytearray:
         """At the end of the stream: the last line when it had no line end (else ``b""``)."""
         rest = self._pending if self._size > 0 else b""
         self._pending, self._size = bytearray(), 0
@@ -2204,20 +2222,21 @@ class _Mismatch(object):
     branch of anyOf), and showing a value costs."""
     __slots__ = ("_message", "parts")
 
-    def __init__(self, message):
-        self._message, self.parts = message, []
+    def __init__(self, message: str | Callable[[], str]) -> None:
+        self._message = message
+        self.parts: List[str | int] = []
 
     @property
-    def message(self):
+    def message(self) -> str:
         if not isinstance(self._message, str):
             self._message = self._message()
         return self._message
 
     @message.setter
-    def message(self, text):
+    def message(self, text: str) -> None:
         self._message = text
 
-    def pointer(self):
+    def pointer(self) -> str:
         """The JSON pointer (RFC 6901) of the value at fault; "" for the whole value."""
         return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in reversed(self.parts))
 
@@ -2227,10 +2246,11 @@ class _Evaluated(object):
     that unevaluatedProperties and unevaluatedItems read.  Collected only under those."""
     __slots__ = ("props", "items")
 
-    def __init__(self):
-        self.props, self.items = set(), set()
+    def __init__(self) -> None:
+        self.props: Set[str] = set()
+        self.items: Set[int] = set()
 
-    def merge(self, other):
+    def merge(self, other: _Evaluated) -> None:
         self.props |= other.props
         self.items |= other.items
 
@@ -2258,10 +2278,14 @@ class _Run(object):
     a document that uses $dynamicRef)."""
     __slots__ = ("steps", "work", "scope", "left", "ends")
 
-    def __init__(self):
-        self.steps, self.work, self.scope = SCHEMA_CLOCK_STEPS, SCHEMA_CLOCK_WORK, []
+    left: int
+    ends: float
 
-    def over(self, depth):
+    def __init__(self) -> None:
+        self.steps, self.work = SCHEMA_CLOCK_STEPS, SCHEMA_CLOCK_WORK
+        self.scope: List[str] = []
+
+    def over(self, depth: int) -> None:
         """A node found its steps run out or its depth past SCHEMA_MAX_DEPTH: _TooCostly, unless
         only a chunk of steps ended (then the clock is looked at, and the next chunk given)."""
         if depth > SCHEMA_MAX_DEPTH:
@@ -2273,7 +2297,7 @@ class _Run(object):
         self.left -= chunk
         self.steps += chunk
 
-    def look(self):
+    def look(self) -> None:
         """Where a chunk of work ended: _Unchecked once the check has taken SCHEMA_MAX_SECONDS."""
         self.work = SCHEMA_CLOCK_WORK
         now = time.monotonic()
@@ -2291,7 +2315,7 @@ _JSON_TYPES = {str: "string", dict: "object", list: "array", bool: "boolean", ty
 _TYPE_NAMES = frozenset(_JSON_TYPES.values())
 
 
-def _json_type(value):
+def _json_type(value: Any) -> str | None:
     """The JSON type of a value ("integer" for 1 and 1.0), or None for what JSON cannot carry."""
     kind = _JSON_TYPES.get(type(value))
     if kind is None:  # subclasses and tuples (from a callback; json.loads makes none)
@@ -2300,12 +2324,12 @@ def _json_type(value):
             if isinstance(value, base):
                 kind = name
                 break
-    if kind == "number" and (value.is_integer() or abs(value) == math.inf):  # (1e400 reads as inf: an integer)
+    if isinstance(value, float) and (value.is_integer() or abs(value) == math.inf):  # (1e400 reads as inf: an integer)
         return "integer"
     return kind
 
 
-def _json_key(value, run=None, depth=0):
+def _json_key(value: Any, run: _Run | None = None, depth: int = 0) -> Hashable:
     """A hashable key, equal for equal JSON values: 1 and 1.0 share one, True and 1 do not.
     ``run``: the check whose work it counts; nesting past SCHEMA_MAX_DEPTH is _TooCostly."""
     if type(value) is str or value is None:
@@ -2327,7 +2351,7 @@ def _json_key(value, run=None, depth=0):
     return ("a",) + tuple(_json_key(v, run, depth + 1) for v in value)
 
 
-def _schema_key(value, keyword):
+def _schema_key(value: Any, keyword: str) -> Hashable:
     """The _json_key of a ``const`` or ``enum`` value; _SchemaError for one mcp_min cannot compare
     with: nested past SCHEMA_MAX_DEPTH, or holding a number past a float's range (1e400 reads as
     inf, and every such number would equal every other)."""
@@ -2341,7 +2365,7 @@ def _schema_key(value, keyword):
     return key
 
 
-def _decimal(number):
+def _decimal(number: int | float) -> Tuple[int, int]:
     """(digits, exponent) with number == digits * 10 ** exponent, read from its shortest repr:
     JSON numbers are decimal, and 0.0075 is a multiple of 0.0001 as written."""
     if not isinstance(number, float):
@@ -2351,7 +2375,7 @@ def _decimal(number):
     return int(whole + frac), int(exp or 0) - len(frac)
 
 
-def _is_multiple(value, of):
+def _is_multiple(value: float, of: float) -> bool:
     if isinstance(value, float) and not math.isfinite(value):
         if value != value:  # NaN (not JSON): a multiple of nothing
             return False
@@ -2359,10 +2383,11 @@ def _is_multiple(value, of):
                          % (_short(value), _short(of)))
     (a, ea), (b, eb) = _decimal(value), _decimal(of)
     low = min(ea, eb)  # exact integer arithmetic; exponents of finite floats stay within +-400
-    return (a * 10 ** (ea - low)) % (b * 10 ** (eb - low)) == 0
+    remainder: int = (a * 10 ** (ea - low)) % (b * 10 ** (eb - low))
+    return remainder == 0
 
 
-def _short(value):
+def _short(value: Any) -> str:
     """What a mismatch or a schema error shows of a value: at a cost that does not grow with it."""
     return _glimpse(value, 80)
 
@@ -2387,7 +2412,7 @@ def _short(value):
 # groups are (?<name>...), \cX is a control character.  Unicode property escapes (\p{...}),
 # back-references and \u{...} are refused.
 
-def _quantifier(pattern, i):
+def _quantifier(pattern: str, i: int) -> Tuple[int, int, int | None] | None:
     """The counted quantifier {n}, {n,} or {n,m} at ``pattern[i]``: (end, low, high or None),
     or None when the brace is a literal (ECMA-262 reads a stray { as itself)."""
     close = pattern.find("}", i)
@@ -2399,24 +2424,25 @@ def _quantifier(pattern, i):
     return close + 1, int(low), (int(high) if high else None) if comma else int(low)
 
 
-def _translate_pattern(pattern):
+def _translate_pattern(pattern: str) -> Tuple[str, int]:
     """An ECMA-262 pattern as Python regex text, and its degree d (see above); or SchemaError."""
     if len(pattern) > SCHEMA_PATTERN_CHARS:
         raise _SchemaError("pattern of %d characters (mcp_min checks up to %d)" % (len(pattern), SCHEMA_PATTERN_CHARS))
 
-    def refuse(why):
+    def refuse(why: str) -> NoReturn:
         raise _SchemaError("pattern %r: %s" % (_shorten(pattern, _QUOTE_CHARS), why))
 
-    def atom(text, literal=None):  # ``literal``: the one character the atom matches, if it is one
+    def atom(text: str, literal: str | None = None) -> None:  # ``literal``: the one character the atom matches
         group = groups[-1]
         group.atoms += 1
         if group.lead is None:
             group.lead = literal or False
         out.append(text)
 
-    out, groups, repeats = [], [_RegexGroup()], 0  # groups: the open ones, outermost first
-    last = None  # what a quantifier here would repeat: "atom", "group" or None (nothing)
-    closed = None  # ... the _RegexGroup, when it is a group
+    out: List[str] = []
+    groups, repeats = [_RegexGroup()], 0  # groups: the open ones, outermost first
+    last: str | None = None  # what a quantifier here would repeat: "atom", "group" or None (nothing)
+    closed = _RegexGroup()  # ... the _RegexGroup, when it is a group
     i, n = 0, len(pattern)
     while i < n:
         c = pattern[i]
@@ -2498,7 +2524,9 @@ def _translate_pattern(pattern):
             i, last = i + 1, None
         elif c in "*+?" or c == "{" and _quantifier(pattern, i) is not None:
             if c == "{":
-                end, low, high = _quantifier(pattern, i)
+                counted = _quantifier(pattern, i)
+                assert counted is not None  # (the elif above found it)
+                end, low, high = counted
             else:
                 end, low, high = i + 1, (1 if c == "+" else 0), (1 if c == "?" else None)
             if last is None:
@@ -2543,22 +2571,23 @@ class _RegexGroup(object):
     """What _translate_pattern knows of one group's body (the whole pattern is one too)."""
     __slots__ = ("atoms", "lead", "varies", "tangled", "loose")
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.atoms = 0  # atoms (characters, classes, groups) of the body so far
-        self.lead = None  # the literal character the body starts with; False: it starts otherwise
+        self.lead: str | bool | None = None  # the literal character the body starts with; False: it starts otherwise
         self.varies = False  # the body can repeat or branch
         self.tangled = False  # ... with a branch, or a group that repeats or varies itself
-        self.loose = []  # Python texts of the atoms the body repeats or makes optional
+        self.loose: List[str] = []  # Python texts of the atoms the body repeats or makes optional
 
-    def rounds_are_fixed(self):
+    def rounds_are_fixed(self) -> bool:
         """Each round of this group, repeated, starts where its lead is, and only there."""
-        return bool(self.lead) and not self.tangled and not any(re.fullmatch(text, self.lead) for text in self.loose)
+        lead = self.lead  # (a character: never an empty string)
+        return isinstance(lead, str) and not self.tangled and not any(re.fullmatch(text, lead) for text in self.loose)
 
 
 _ECMA_CLASSES = {"d": "0-9", "w": "a-zA-Z0-9_", "s": "\\s\\ufeff"}  # (ECMA-262's \s has U+FEFF too)
 
 
-def _pattern_search(pattern):
+def _pattern_search(pattern: Any) -> Tuple[Callable[[str], Match[str] | None], int, int]:
     """(the compiled regex's ``search``, the longest string it may be given, its degree d: see above)."""
     if not isinstance(pattern, str):
         raise _SchemaError("a pattern must be a string, not %s" % _short(pattern))
@@ -2573,22 +2602,28 @@ def _pattern_search(pattern):
 # -- the compiler --------------------------------------------------------------------
 # A compiled node is ``check(value, evaluated, run, depth)``: None when the value passes,
 # else the _Mismatch.  ``evaluated`` is an _Evaluated to record annotations into, or None.
+if TYPE_CHECKING:
+    _Check = Callable[[Any, Optional[_Evaluated], _Run, int], Optional[_Mismatch]]
+    _LateCheck = Callable[[Any, _Evaluated, _Run, int], Optional[_Mismatch]]  # unevaluated*: always given one
+    _ValueCheck = Callable[[Any], Optional[Tuple[str, str]]]  # what _compile_schema gives: (pointer, message)
 
-def _accept(value, evaluated, run, depth):
+
+def _accept(value: Any, evaluated: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
     return None
 
 
-def _reject(value, evaluated, run, depth):
+def _reject(value: Any, evaluated: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
     return _Mismatch("no value is allowed here (the schema is false)")
 
 
 # A check whose value passes when its Python type is in ``check.fast`` (a schema that is only a
 # ``type``, or none): objects and arrays test that themselves and call it only for other types.
-# Most properties of real output schemas are such leaves; this saves a call for each.
-_accept.fast = frozenset(_JSON_TYPES)  # type: ignore[attr-defined]
+# Most properties of real output schemas are such leaves; this saves a call for each.  (setattr: type
+# checkers know no attributes of a function.)
+setattr(_accept, "fast", frozenset(_JSON_TYPES))
 
 
-def _passing_types(check):
+def _passing_types(check: _Check | None) -> FrozenSet[type]:
     return getattr(check, "fast", frozenset())
 
 
@@ -2599,7 +2634,7 @@ _SUBSCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems", "items")
 _OLD_DRAFTS = ("draft-03", "draft-04", "draft-06", "draft-07")  # there $ref replaces its siblings
 
 
-def _subschemas(schema):
+def _subschemas(schema: _Json) -> Iterator[Any]:
     for key in _SUBSCHEMA:
         if isinstance(schema.get(key), (dict, bool)):
             yield schema[key]
@@ -2614,20 +2649,22 @@ def _subschemas(schema):
                 yield sub
 
 
-def _has_scheme(uri):
+def _has_scheme(uri: str) -> bool:
     scheme, colon, _ = uri.partition(":")
     return bool(colon) and scheme[:1].isalpha() and all(ch.isalnum() or ch in "+-." for ch in scheme)
 
 
-def _resolve_uri(base, ref):
+def _resolve_uri(base: str, ref: str) -> str:
     """``ref`` resolved against ``base`` as RFC 3986 (5.2) says for any scheme: urllib's urljoin()
     leaves a reference against a base it does not know as hierarchical (``urn:``, ``tag:``) as it is."""
     if ref.startswith("#"):
         return base.partition("#")[0] + ref
     if _has_scheme(ref) or not base:
         return ref
-    scheme, authority, path, query = re.match(_URI_PARTS, base, re.S).groups()[:4]
-    r_authority, r_path, r_query, fragment = re.match(_REF_PARTS, ref, re.S).groups()
+    base_parts, ref_parts = re.match(_URI_PARTS, base, re.S), re.match(_REF_PARTS, ref, re.S)
+    assert base_parts is not None and ref_parts is not None  # (every part of both patterns is optional)
+    scheme, authority, path, query = base_parts.groups()[:4]
+    r_authority, r_path, r_query, fragment = ref_parts.groups()
     if r_authority is not None:
         authority, path, query = r_authority, _remove_dot_segments(r_path), r_query
     elif r_path:
@@ -2645,9 +2682,9 @@ _REF_PARTS = r"(?://([^/?#]*))?([^?#]*)(?:\?([^#]*))?(?:#(.*))?"
 _URI_PARTS = r"(?:([^:/?#]+):)?" + _REF_PARTS
 
 
-def _remove_dot_segments(path):
+def _remove_dot_segments(path: str) -> str:
     """RFC 3986 5.2.4, segment by segment (linear in the path's length)."""
-    out = []
+    out: List[str] = []
     for segment in path.split("/"):
         if segment == "..":
             if out:
@@ -2664,21 +2701,22 @@ def _remove_dot_segments(path):
 class _SchemaCompiler(object):
     """Indexes one schema document (its $id, $anchor and subschemas), then compiles nodes."""
 
-    def __init__(self, root, draft7=False):
-        self.resources = {"": root}  # absolute URI without fragment -> schema
-        self.anchors = {}  # URI#name -> schema
-        self.dynamic_anchors = {}  # name -> {resource URI: schema with that $dynamicAnchor}
+    def __init__(self, root: Any, draft7: bool = False) -> None:
+        self.resources: Dict[str, Any] = {"": root}  # absolute URI without fragment -> schema
+        self.anchors: Dict[str, _Json] = {}  # URI#name -> schema
+        # name -> {resource URI: schema with that $dynamicAnchor}
+        self.dynamic_anchors: Dict[str, Dict[str, _Json]] = {}
         self.dynamic = False  # the document uses $dynamicRef: resources entered are tracked
         self.root = root
-        self.bases = {}  # id(schema) -> its base URI
-        self.compiled = {}  # id(schema) -> its check
+        self.bases: Dict[int, str] = {}  # id(schema) -> its base URI
+        self.compiled: Dict[int, _Check] = {}  # id(schema) -> its check
         self.count = 0
         self.depth = 0  # nodes being compiled, one inside the other ($ref hops included)
         dialect = root.get("$schema") if isinstance(root, dict) else None
         self.ref_alone = any(d in dialect for d in _OLD_DRAFTS) if isinstance(dialect, str) else draft7
         self._index(root, "", 0)
 
-    def _index(self, schema, base, depth):
+    def _index(self, schema: Any, base: str, depth: int) -> None:
         self.count += 1
         if self.count > SCHEMA_MAX_NODES or depth > SCHEMA_MAX_DEPTH:
             raise _SchemaError("the schema has more than %d subschemas or more than %d levels"
@@ -2704,7 +2742,7 @@ class _SchemaCompiler(object):
         for sub in _subschemas(schema):
             self._index(sub, base, depth + 1)
 
-    def target(self, ref, base):
+    def target(self, ref: Any, base: str) -> Any:
         """The schema a $ref names, inside this document only."""
         if not isinstance(ref, str):
             raise _SchemaError("$ref must be a string, not %s" % _short(ref))
@@ -2732,7 +2770,7 @@ class _SchemaCompiler(object):
                 raise _SchemaError("$ref %r: the schema has nothing there" % _shorten(ref, _SHOWN_CHARS))
         return node
 
-    def node(self, schema):
+    def node(self, schema: Any) -> _Check:
         """The check of one schema node, compiled once (a $ref cycle meets a forwarder)."""
         if schema is True:
             return _accept
@@ -2743,7 +2781,7 @@ class _SchemaCompiler(object):
         done = self.compiled.get(id(schema))
         if done is not None:
             return done
-        cell = []
+        cell: List[_Check] = []
         self.compiled[id(schema)] = lambda value, ev, run, depth: cell[0](value, ev, run, depth)
         if id(schema) not in self.bases:  # reached by a $ref into a place the index did not walk
             self._index(schema, "", 0)
@@ -2758,7 +2796,7 @@ class _SchemaCompiler(object):
         self.compiled[id(schema)] = check
         return check
 
-    def dynamic_ref(self, schema):
+    def dynamic_ref(self, schema: _Json) -> _Check:
         """$dynamicRef: like $ref, unless its target has the $dynamicAnchor the reference names;
         then the outermost resource of the dynamic scope with that $dynamicAnchor wins."""
         ref = schema["$dynamicRef"]
@@ -2769,38 +2807,39 @@ class _SchemaCompiler(object):
             return static
         candidates = {uri: _entering(uri, self.node(sub)) for uri, sub in self.dynamic_anchors[name].items()}
 
-        def check(value, ev, run, depth):
+        def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
             for uri in run.scope:
                 if uri in candidates:
                     return candidates[uri](value, ev, run, depth)
             return static(value, ev, run, depth)
         return check
 
-    def _build(self, schema):
+    def _build(self, schema: _Json) -> _Check:
         if "$recursiveRef" in schema:
             raise _SchemaError("$recursiveRef (2019-09) is not supported by mcp_min's validator")
-        checks, late, built = [], [], set()
+        collected: List[_Check] = []  # the checks of $ref and of the keywords present, in order
+        built: Set[object] = set()
         leaf = "$ref" not in schema and "$dynamicRef" not in schema and not any(True for _ in _subschemas(schema))
         if "$ref" in schema:
             target = self.target(schema["$ref"], self.bases[id(schema)])
-            checks.append(_entering(self.bases.get(id(target), ""), self.node(target)) if self.dynamic
-                          else self.node(target))
+            collected.append(_entering(self.bases.get(id(target), ""), self.node(target)) if self.dynamic
+                             else self.node(target))
             if self.ref_alone:
                 schema = {}
         if "$dynamicRef" in schema:
-            checks.append(self.dynamic_ref(schema))
+            collected.append(self.dynamic_ref(schema))
         typed = _kw_type(self, schema, schema["type"]) if "type" in schema else None
-        fast = typed.fast if typed is not None else ()
+        fast = _passing_types(typed) if typed is not None else ()
         for key, build in _KEYWORDS:
             if key in schema and build not in built:
                 built.add(build)
                 check = build(self, schema, schema[key])
                 if check is not None:
-                    checks.append(check)
-        for key, build in (("unevaluatedProperties", _unevaluated_properties), ("unevaluatedItems", _unevaluated_items)):
-            if key in schema:
-                late.append(build(self, schema, schema[key]))
-        checks = tuple(checks)
+                    collected.append(check)
+        late = tuple(build(self, schema, schema[key]) for key, build in (
+            ("unevaluatedProperties", _unevaluated_properties), ("unevaluatedItems", _unevaluated_items))
+            if key in schema)
+        checks = tuple(collected)
         if leaf:
             # A leaf (no subschema, no $ref) cannot recurse: its caller counted the step.
             if not checks:
@@ -2808,7 +2847,7 @@ class _SchemaCompiler(object):
             if typed is None and len(checks) == 1:
                 return checks[0]  # every keyword check passes values of other types itself
 
-            def node(value, ev, run, depth):
+            def node(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
                 if typed is not None and type(value) not in fast:
                     found = typed(value, ev, run, depth)
                     if found is not None:
@@ -2820,9 +2859,7 @@ class _SchemaCompiler(object):
                 return None
             return node
         if late:
-            late = tuple(late)
-
-            def node(value, ev, run, depth):
+            def node(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
                 run.steps -= 1
                 if run.steps < 0 or depth > SCHEMA_MAX_DEPTH:
                     run.over(depth)
@@ -2838,27 +2875,26 @@ class _SchemaCompiler(object):
                 if ev is not None:
                     ev.merge(own)
                 return None
-            return node
-
-        def node(value, ev, run, depth):
-            run.steps -= 1
-            if run.steps < 0 or depth > SCHEMA_MAX_DEPTH:
-                run.over(depth)
-            if typed is not None and type(value) not in fast:
-                found = typed(value, ev, run, depth)
-                if found is not None:
-                    return found
-            for check in checks:
-                found = check(value, ev, run, depth + 1)
-                if found is not None:
-                    return found
-            return None
+        else:
+            def node(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
+                run.steps -= 1
+                if run.steps < 0 or depth > SCHEMA_MAX_DEPTH:
+                    run.over(depth)
+                if typed is not None and type(value) not in fast:
+                    found = typed(value, ev, run, depth)
+                    if found is not None:
+                        return found
+                for check in checks:
+                    found = check(value, ev, run, depth + 1)
+                    if found is not None:
+                        return found
+                return None
         return node
 
 
-def _entering(uri, check):
+def _entering(uri: str, check: _Check) -> _Check:
     """``check``, with the resource ``uri`` on the dynamic scope while it runs."""
-    def entered(value, ev, run, depth):
+    def entered(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
         run.scope.append(uri)
         try:
             return check(value, ev, run, depth)
@@ -2867,7 +2903,7 @@ def _entering(uri, check):
     return entered
 
 
-def _count(value, keyword):
+def _count(value: Any, keyword: str) -> int:
     """A keyword's non-negative integer (2.0 counts as 2)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 \
             or value != int(_number(value, keyword)):
@@ -2875,7 +2911,7 @@ def _count(value, keyword):
     return int(value)
 
 
-def _number(value, keyword):
+def _number(value: object, keyword: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise _SchemaError("%s must be a number, not %s" % (keyword, _short(value)))
     if isinstance(value, float) and not math.isfinite(value):  # (1e400 is JSON; Python reads it as inf)
@@ -2883,7 +2919,7 @@ def _number(value, keyword):
     return value
 
 
-def _kw_type(compiler, schema, value):
+def _kw_type(compiler: _SchemaCompiler, schema: _Json, value: Any) -> _Check:
     names = [value] if isinstance(value, str) else value
     if not isinstance(names, list) or not all(isinstance(t, str) and t in _TYPE_NAMES for t in names):
         raise _SchemaError("type must be one of %s or a list of them, not %s" % (", ".join(sorted(_TYPE_NAMES)),
@@ -2891,13 +2927,14 @@ def _kw_type(compiler, schema, value):
     allowed = frozenset(names) | ({"integer"} if "number" in names else frozenset())
     wanted = " or ".join(names)
 
-    def check(value, ev, run, depth):
+    def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
         if _json_type(value) in allowed:
             return None
         return _Mismatch(lambda: "%s is not of type %s" % (_short(value), wanted))
     # Values of these Python types pass at once: the node (or, for a schema that is only a type,
     # its caller: see _passing_types) tests them itself, and calls this for other types only.
-    check.fast = frozenset(t for name in names for t in _PYTHON_TYPES[name])
+    # (setattr: type checkers know no attributes of a function.)
+    setattr(check, "fast", frozenset(t for name in names for t in _PYTHON_TYPES[name]))
     return check
 
 
@@ -2905,30 +2942,30 @@ _PYTHON_TYPES = {"string": (str,), "object": (dict,), "array": (list,), "boolean
                  "integer": (int,), "number": (int, float)}  # (1.0 is an integer too: the slow path sees to it)
 
 
-def _kw_const(compiler, schema, value):
+def _kw_const(compiler: _SchemaCompiler, schema: _Json, value: Any) -> _Check:
     key, wanted = _schema_key(value, "const"), _short(value)
 
-    def check(value, ev, run, depth):
+    def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
         if (value if type(value) is str else _json_key(value, run)) == key:  # (a str is its own key)
             return None
         return _Mismatch(lambda: "%s is not the const %s" % (_short(value), wanted))
     return check
 
 
-def _kw_enum(compiler, schema, value):
+def _kw_enum(compiler: _SchemaCompiler, schema: _Json, value: Any) -> _Check:
     if not isinstance(value, list):
         raise _SchemaError("enum must be a list, not %s" % _short(value))
     keys = frozenset(_schema_key(v, "enum") for v in value)
 
-    def check(value, ev, run, depth):
+    def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
         if (value if type(value) is str else _json_key(value, run)) in keys:
             return None
         return _Mismatch(lambda: "%s is not one of the enum's %d values" % (_short(value), len(keys)))
     return check
 
 
-def _kw_numbers(compiler, schema, _):
-    bounds = {}
+def _kw_numbers(compiler: _SchemaCompiler, schema: _Json, _: Any) -> _Check | None:
+    bounds: Dict[str, float] = {}
     for key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"):
         if key in schema and not isinstance(schema[key], bool):  # (draft-04's boolean exclusives: ignored)
             bounds[key] = _number(schema[key], key)
@@ -2937,7 +2974,7 @@ def _kw_numbers(compiler, schema, _):
     if step is not None and step <= 0:
         raise _SchemaError("multipleOf must be more than 0, not %s" % _short(step))
 
-    def check(value, ev, run, depth):
+    def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
         if type(value) is bool or not isinstance(value, (int, float)):
             return None
         if low is not None and value < low:
@@ -2954,14 +2991,14 @@ def _kw_numbers(compiler, schema, _):
     return check if bounds else None
 
 
-def _kw_strings(compiler, schema, _):
+def _kw_strings(compiler: _SchemaCompiler, schema: _Json, _: Any) -> _Check:
     low = _count(schema["minLength"], "minLength") if "minLength" in schema else 0
     high = _count(schema["maxLength"], "maxLength") if "maxLength" in schema else None
-    pattern = schema.get("pattern")
-    search, longest, degree = _pattern_search(pattern) if "pattern" in schema else (None, None, None)
+    pattern = schema.get("pattern", "")  # (only read when it is there; _pattern_search refuses all but a string)
+    search, longest, degree = _pattern_search(pattern) if "pattern" in schema else (None, 0, 0)  # (0, 0: unused)
     free = SCHEMA_SMALL * SCHEMA_VISIT_WORK if degree == 1 else -1  # (no work counted up to this length)
 
-    def check(value, ev, run, depth):
+    def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
         if not isinstance(value, str):
             return None
         if low and len(value) < low:
@@ -2984,13 +3021,13 @@ def _kw_strings(compiler, schema, _):
     return check
 
 
-def _subschema_map(compiler, value, keyword):
+def _subschema_map(compiler: _SchemaCompiler, value: Any, keyword: str) -> Dict[str, _Check]:
     if not isinstance(value, dict):
         raise _SchemaError("%s must be an object, not %s" % (keyword, _short(value)))
     return {key: compiler.node(sub) for key, sub in value.items()}
 
 
-def _kw_object(compiler, schema, _):
+def _kw_object(compiler: _SchemaCompiler, schema: _Json, _: Any) -> _Check | None:
     """properties, patternProperties and additionalProperties, which depend on each other, and
     required (one call less per object)."""
     required = schema.get("required", [])
@@ -3001,7 +3038,7 @@ def _kw_object(compiler, schema, _):
                 _subschema_map(compiler, schema.get("patternProperties", {}), "patternProperties").items()]
     other = compiler.node(schema["additionalProperties"]) if "additionalProperties" in schema else None
 
-    def unexpected(key, found):
+    def unexpected(key: str, found: _Mismatch) -> _Mismatch:
         return _Mismatch("the property %r is not allowed" % _shorten(key, _QUOTE_CHARS)) if other is _reject else found
 
     table = {key: (sub, _passing_types(sub)) for key, sub in props.items()}  # for plain()
@@ -3010,13 +3047,13 @@ def _kw_object(compiler, schema, _):
     visit, weight = SCHEMA_VISIT_WORK, len(required) * SCHEMA_VISIT_WORK  # (the work of a visit, see _Run)
     free = SCHEMA_SMALL if len(required) <= SCHEMA_SMALL else -1  # (no work counted up to this size)
 
-    def missing(value):
+    def missing(value: _Json) -> _Mismatch | None:
         for name in required:
             if name not in value:
                 return _Mismatch("the required property %r is missing" % name)
         return None
 
-    def plain(value, ev, run, depth):  # no patternProperties: each key has one schema or none
+    def plain(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:  # no patternProperties
         if not isinstance(value, dict):
             return None
         if len(value) > free:
@@ -3041,7 +3078,7 @@ def _kw_object(compiler, schema, _):
                     ev.props.add(key)
         return None
 
-    def check(value, ev, run, depth):
+    def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
         if not isinstance(value, dict):
             return None
         work = run.work = run.work - (len(value) * visit + weight)
@@ -3053,7 +3090,7 @@ def _kw_object(compiler, schema, _):
         for key, item in value.items():
             sub = props.get(key)
             matched = sub is not None
-            found = sub(item, None, run, depth) if matched else None
+            found = sub(item, None, run, depth) if sub is not None else None
             for search, longest, degree, pattern, sub in patterns:
                 if found is not None:
                     break
@@ -3083,21 +3120,21 @@ def _kw_object(compiler, schema, _):
     return check if patterns else plain
 
 
-def _kw_property_count(compiler, schema, _):
+def _kw_property_count(compiler: _SchemaCompiler, schema: _Json, _: Any) -> _Check:
     low = _count(schema["minProperties"], "minProperties") if "minProperties" in schema else 0
     high = _count(schema["maxProperties"], "maxProperties") if "maxProperties" in schema else None
 
-    def check(value, ev, run, depth):
+    def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
         if isinstance(value, dict) and (len(value) < low or high is not None and len(value) > high):
             return _Mismatch("an object of %d properties is not within %d..%s" % (len(value), low, high))
         return None
     return check
 
 
-def _kw_property_names(compiler, schema, value):
+def _kw_property_names(compiler: _SchemaCompiler, schema: _Json, value: Any) -> _Check:
     sub = compiler.node(value)
 
-    def check(value, ev, run, depth):
+    def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
         if isinstance(value, dict):
             work = run.work = run.work - len(value) * SCHEMA_VISIT_WORK
             if work < 0:
@@ -3111,9 +3148,10 @@ def _kw_property_names(compiler, schema, value):
     return check
 
 
-def _kw_dependencies(compiler, schema, _):
+def _kw_dependencies(compiler: _SchemaCompiler, schema: _Json, _: Any) -> _Check | None:
     """dependentRequired, dependentSchemas and draft-07's dependencies (either kind)."""
-    needs, subs = {}, {}
+    needs: Dict[str, Tuple[str, ...]] = {}
+    subs: Dict[str, List[_Check]] = {}
     for keyword in ("dependencies", "dependentRequired", "dependentSchemas"):
         table = schema.get(keyword)
         if table is None:
@@ -3131,7 +3169,7 @@ def _kw_dependencies(compiler, schema, _):
                 raise _SchemaError("dependentRequired of %r must be a list of names, not %s" % (name, _short(then)))
     weight = (len(needs) + sum(map(len, needs.values())) + len(subs)) * SCHEMA_VISIT_WORK  # (see _Run)
 
-    def check(value, ev, run, depth):
+    def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
         if not isinstance(value, dict):
             return None
         work = run.work = run.work - weight
@@ -3152,7 +3190,7 @@ def _kw_dependencies(compiler, schema, _):
     return check if needs or subs else None
 
 
-def _kw_array(compiler, schema, _):
+def _kw_array(compiler: _SchemaCompiler, schema: _Json, _: Any) -> _Check | None:
     """prefixItems and items (or draft-07's array items and additionalItems), and the counts:
     minItems, maxItems, uniqueItems (one call less per array)."""
     low = _count(schema["minItems"], "minItems") if "minItems" in schema else 0
@@ -3160,23 +3198,23 @@ def _kw_array(compiler, schema, _):
     unique = schema.get("uniqueItems") is True
     items = schema.get("items")
     if "prefixItems" in schema:
-        prefix, rest = schema["prefixItems"], items
+        firsts, others = schema["prefixItems"], items
     elif isinstance(items, list):
-        prefix, rest = items, schema.get("additionalItems")
+        firsts, others = items, schema.get("additionalItems")
     else:
-        prefix, rest = [], items
-    if not isinstance(prefix, list):
-        raise _SchemaError("prefixItems must be a list of schemas, not %s" % _short(prefix))
-    prefix = tuple(compiler.node(sub) for sub in prefix)
-    rest = compiler.node(rest) if rest is not None else None
+        firsts, others = [], items
+    if not isinstance(firsts, list):
+        raise _SchemaError("prefixItems must be a list of schemas, not %s" % _short(firsts))
+    prefix = tuple(compiler.node(sub) for sub in firsts)
+    rest = compiler.node(others) if others is not None else None
     if not prefix and rest is None and not (low or high is not None or unique):
         return None
 
-    def counted(value, run):
+    def counted(value: List[Any] | Tuple[Any, ...], run: _Run) -> _Mismatch | None:
         if len(value) < low or high is not None and len(value) > high:
             return _Mismatch("an array of %d items is not within %d..%s" % (len(value), low, high))
         if unique and len({v if type(v) is str else _json_key(v, run) for v in value}) != len(value):
-            seen = {}
+            seen: Dict[Hashable, int] = {}
             for i, item in enumerate(value):
                 first = seen.setdefault(_json_key(item, run), i)
                 if first != i:
@@ -3193,7 +3231,7 @@ def _kw_array(compiler, schema, _):
     quick = _passing_types(rest)
     visit = SCHEMA_VISIT_WORK  # (the work of a visit, see _Run)
 
-    def every(value, ev, run, depth):  # no prefix: one schema (or none) for each item
+    def every(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:  # no prefix
         if not isinstance(value, (list, tuple)):
             return None
         work = run.work = run.work - len(value) * visit
@@ -3217,7 +3255,7 @@ def _kw_array(compiler, schema, _):
             ev.items.update(range(len(value)))
         return None
 
-    def check(value, ev, run, depth):
+    def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
         if not isinstance(value, (list, tuple)):
             return None
         work = run.work = run.work - len(value) * visit
@@ -3243,12 +3281,12 @@ def _kw_array(compiler, schema, _):
     return check if prefix else every
 
 
-def _kw_contains(compiler, schema, value):
+def _kw_contains(compiler: _SchemaCompiler, schema: _Json, value: Any) -> _Check:
     sub = compiler.node(value)
     low = _count(schema["minContains"], "minContains") if "minContains" in schema else 1
     high = _count(schema["maxContains"], "maxContains") if "maxContains" in schema else None
 
-    def check(value, ev, run, depth):
+    def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
         if not isinstance(value, (list, tuple)):
             return None
         work = run.work = run.work - len(value) * SCHEMA_VISIT_WORK
@@ -3270,17 +3308,17 @@ def _kw_contains(compiler, schema, value):
     return check
 
 
-def _subschema_list(compiler, value, keyword):
+def _subschema_list(compiler: _SchemaCompiler, value: Any, keyword: str) -> Tuple[_Check, ...]:
     if not isinstance(value, list) or not value:
         raise _SchemaError("%s must be a non-empty list of schemas, not %s" % (keyword, _short(value)))
     return tuple(compiler.node(sub) for sub in value)
 
 
-def _kw_all_of(compiler, schema, value):
+def _kw_all_of(compiler: _SchemaCompiler, schema: _Json, value: Any) -> _Check:
     subs = _subschema_list(compiler, value, "allOf")
     weight = len(subs) * SCHEMA_VISIT_WORK  # (see _Run: a leaf branch counts no step, so this counts them)
 
-    def check(value, ev, run, depth):
+    def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
         work = run.work = run.work - weight
         if work < 0:
             run.look()
@@ -3292,15 +3330,16 @@ def _kw_all_of(compiler, schema, value):
     return check
 
 
-def _kw_any_of(compiler, schema, value):
+def _kw_any_of(compiler: _SchemaCompiler, schema: _Json, value: Any) -> _Check:
     subs = _subschema_list(compiler, value, "anyOf")
     weight = len(subs) * SCHEMA_VISIT_WORK
 
-    def check(value, ev, run, depth):
+    def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
         work = run.work = run.work - weight
         if work < 0:
             run.look()
-        first, passed = None, False
+        first: _Mismatch | None = None
+        passed = False
         for sub in subs:
             own = _Evaluated() if ev is not None else None
             found = sub(value, own, run, depth)
@@ -3308,25 +3347,28 @@ def _kw_any_of(compiler, schema, value):
                 if ev is None:
                     return None
                 passed = True
+                assert own is not None  # (made when ev is given)
                 ev.merge(own)
             elif first is None:
                 first = found
         if passed:
             return None
+        assert first is not None  # (subs is never empty, and none passed)
         return _Mismatch("matches none of the %d anyOf schemas (the first says: %s%s)"
                          % (len(subs), first.pointer() + ": " if first.parts else "", first.message))
     return check
 
 
-def _kw_one_of(compiler, schema, value):
+def _kw_one_of(compiler: _SchemaCompiler, schema: _Json, value: Any) -> _Check:
     subs = _subschema_list(compiler, value, "oneOf")
     weight = len(subs) * SCHEMA_VISIT_WORK
 
-    def check(value, ev, run, depth):
+    def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
         work = run.work = run.work - weight
         if work < 0:
             run.look()
-        passed, first = [], None
+        passed: List[Tuple[int, _Evaluated | None]] = []
+        first: _Mismatch | None = None
         for i, sub in enumerate(subs):
             own = _Evaluated() if ev is not None else None
             found = sub(value, own, run, depth)
@@ -3338,44 +3380,46 @@ def _kw_one_of(compiler, schema, value):
             elif first is None:
                 first = found
         if not passed:
+            assert first is not None  # (subs is never empty, and none passed)
             return _Mismatch("matches none of the %d oneOf schemas (the first says: %s%s)"
                              % (len(subs), first.pointer() + ": " if first.parts else "", first.message))
-        if ev is not None:
-            ev.merge(passed[0][1])
+        own = passed[0][1]
+        if ev is not None and own is not None:  # (own is made when ev is given)
+            ev.merge(own)
         return None
     return check
 
 
-def _kw_not(compiler, schema, value):
+def _kw_not(compiler: _SchemaCompiler, schema: _Json, value: Any) -> _Check:
     sub = compiler.node(value)
 
-    def check(value, ev, run, depth):
+    def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
         if sub(value, None, run, depth) is None:
             return _Mismatch(lambda: "%s matches the schema under not" % _short(value))
         return None
     return check
 
 
-def _kw_if(compiler, schema, value):
+def _kw_if(compiler: _SchemaCompiler, schema: _Json, value: Any) -> _Check:
     test = compiler.node(value)
     then = compiler.node(schema["then"]) if "then" in schema else None
     other = compiler.node(schema["else"]) if "else" in schema else None
     if then is None and other is None:
         return _kw_if_alone(test)
 
-    def check(value, ev, run, depth):
+    def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
         own = _Evaluated() if ev is not None else None
         if test(value, own, run, depth) is None:
-            if ev is not None:
+            if ev is not None and own is not None:  # (own is made when ev is given)
                 ev.merge(own)
             return then(value, ev, run, depth) if then is not None else None
         return other(value, ev, run, depth) if other is not None else None
     return check
 
 
-def _kw_if_alone(test):
+def _kw_if_alone(test: _Check) -> _Check:
     """``if`` without then/else still counts for unevaluated*: its annotations when it passes."""
-    def check(value, ev, run, depth):
+    def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
         if ev is not None:
             own = _Evaluated()
             if test(value, own, run, depth) is None:
@@ -3384,10 +3428,10 @@ def _kw_if_alone(test):
     return check
 
 
-def _unevaluated_properties(compiler, schema, value):
+def _unevaluated_properties(compiler: _SchemaCompiler, schema: _Json, value: Any) -> _LateCheck:
     sub = compiler.node(value)
 
-    def check(value, own, run, depth):
+    def check(value: Any, own: _Evaluated, run: _Run, depth: int) -> _Mismatch | None:
         if isinstance(value, dict):
             work = run.work = run.work - len(value) * SCHEMA_VISIT_WORK
             if work < 0:
@@ -3406,10 +3450,10 @@ def _unevaluated_properties(compiler, schema, value):
     return check
 
 
-def _unevaluated_items(compiler, schema, value):
+def _unevaluated_items(compiler: _SchemaCompiler, schema: _Json, value: Any) -> _LateCheck:
     sub = compiler.node(value)
 
-    def check(value, own, run, depth):
+    def check(value: Any, own: _Evaluated, run: _Run, depth: int) -> _Mismatch | None:
         if isinstance(value, (list, tuple)):
             work = run.work = run.work - len(value) * SCHEMA_VISIT_WORK
             if work < 0:
@@ -3445,7 +3489,7 @@ _KEYWORDS = (
 )
 
 
-def _compile_schema(schema, draft7=False, what="a value"):
+def _compile_schema(schema: Any, draft7: bool = False, what: str = "a value") -> _ValueCheck:
     """Compile a schema once into ``check(value)``: None when the value matches, else
     (JSON pointer of the first difference, what is wrong there).  _SchemaError when the
     schema cannot be checked with (see this section's introduction).  ``draft7``: read a
@@ -3457,7 +3501,7 @@ def _compile_schema(schema, draft7=False, what="a value"):
     except RecursionError:  # (a safety net: SCHEMA_MAX_DEPTH should end every chain before)
         raise _SchemaError("the schema's $ref chains are nested too deeply")
 
-    def check(value):
+    def check(value: Any) -> Tuple[str, str] | None:
         try:
             found = root(value, None, _Run(), 0)
         except (_TooCostly, RecursionError):  # (RecursionError: a value from a callback nested past Python's limit)
@@ -3474,14 +3518,14 @@ def _compile_schema(schema, draft7=False, what="a value"):
     return check
 
 
-def _schema_check(schema, validate, what):
+def _schema_check(schema: Any, validate: bool | Callable[[Any, Any], object], what: str) -> _ValueCheck | None:
     """``check(value)`` as _compile_schema gives it, under the client's ``validate=`` option:
     None when nothing is checked (``validate=False``; a schema mcp_min cannot check with, which
     is logged).  A callable ``validate(instance, schema)`` raises on a mismatch."""
     if validate is False:
         return None
     if callable(validate):
-        def check(value):
+        def check(value: Any) -> Tuple[str, str] | None:
             try:
                 validate(value, schema)
             except Exception as e:  # whatever it raises is its verdict; jsonschema's errors say where
@@ -3499,10 +3543,11 @@ def _schema_check(schema, validate, what):
     return None
 
 
-def _tool_checks(tools, validate, previous):
+def _tool_checks(tools: Iterable[Any], validate: bool | Callable[[Any, Any], object],
+                 previous: Mapping[str, Tuple[Any, _ValueCheck | None]]) -> Dict[str, Tuple[Any, _ValueCheck | None]]:
     """Tool name -> (outputSchema, its check) for the tools that have one; a schema equal to
     the one in ``previous`` (the last table) keeps its compiled check."""
-    table = {}
+    table: Dict[str, Tuple[Any, _ValueCheck | None]] = {}
     for tool in tools:
         schema = tool.get("outputSchema") if isinstance(tool, dict) else None
         name = tool.get("name") if schema is not None else None
