@@ -91,7 +91,6 @@ def run(out_path, python_options):
 
     server = ["--"] + [pythons[0]] + python_options
     cli = {"call": ["call", "add", "a=2", "b=3"] + server + [CALC],
-           "tools": ["tools"] + server + [CALC],
            "trace": ["--trace", "call", "add", "a=2", "b=3"] + server + [CALC],
            "exits": ["call", "add", "a=2", "b=3"] + server + ["-c", FAILING],
            "shell": ["shell"] + server + [CALC],
@@ -127,7 +126,7 @@ def problems(findings):
             and "exited with code 3" in error.get("message", "")):
         found.append("exit_error: %r, wanted ConnectionClosed, code 3, with the stderr line" % (error,))
     want("noisy_call_and_logging", 2)
-    for name, status in (("call", 0), ("tools", 0), ("trace", 0), ("exits", 4), ("shell", 0), ("usage", 2)):
+    for name, status in (("call", 0), ("trace", 0), ("exits", 4), ("shell", 0), ("usage", 2)):
         want("cli_" + name, status)
     want("thread_errors", [])
     want("threads_after_close", [])
