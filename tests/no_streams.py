@@ -3,6 +3,7 @@ one: sys.stdin, sys.stdout and sys.stderr are None (and, started so, descriptors
 
     python no_streams.py OUTFILE [PYTHON_OPTION...]     # the findings, as JSON, to OUTFILE
     python no_streams.py --check OUTFILE                # each broken promise on a line; exit 1 if any
+    python.exe no_streams.py --pythonw OUTFILE          # Windows: pythonw.exe runs it, then --check
 
 It runs each case of tests/test_no_streams.py and of .ci/test-windows's pythonw row: a call to
 examples/calc.py, a server's exit error with its stderr tail, mcp_min's log lines (from our threads
@@ -108,6 +109,16 @@ def run(out_path, python_options):
         json.dump(findings, f, indent=1, sort_keys=True)
 
 
+def start_pythonw(out_path, timeout):
+    """Windows: run this program with the pythonw.exe beside sys.executable, started as Explorer
+    starts it, with no standard handles (DETACHED_PROCESS: no console, and none inherited), so that
+    its sys.stdin, sys.stdout and sys.stderr are None.  Returns its exit status."""
+    import subprocess
+    pythonw = os.path.join(os.path.dirname(sys.executable), "pythonw.exe")
+    return subprocess.run([pythonw, os.path.abspath(__file__), out_path], timeout=timeout, close_fds=True,
+                          creationflags=subprocess.DETACHED_PROCESS).returncode
+
+
 def problems(findings):
     """Each finding that breaks a promise, in words (none: all kept)."""
     found = []
@@ -135,13 +146,25 @@ def problems(findings):
     return found
 
 
+def report(out_path):
+    """Print each broken promise in the findings at ``out_path``, or "ok"; returns 1 if any, else 0."""
+    try:
+        with open(out_path, encoding="utf-8") as f:
+            broken = problems(json.load(f))
+    except (OSError, ValueError) as e:
+        broken = ["no findings (%s): the program did not finish" % e]
+    print("\n".join(broken) or "ok")
+    return 1 if broken else 0
+
+
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--check"]:
-        try:
-            with open(sys.argv[2], encoding="utf-8") as f:
-                broken = problems(json.load(f))
-        except (OSError, ValueError) as e:
-            broken = ["no findings (%s): the program did not finish" % e]
-        print("\n".join(broken) or "ok")
-        sys.exit(1 if broken else 0)
+    if sys.argv[1] == "--check":
+        sys.exit(report(sys.argv[2]))
+    if sys.argv[1] == "--pythonw":
+        if os.path.exists(sys.argv[2]):
+            os.remove(sys.argv[2])  # (an earlier run's findings are not this run's)
+        status = start_pythonw(sys.argv[2], 300)
+        if status:
+            print("pythonw.exe exited with status %d" % status)
+        sys.exit(report(sys.argv[2]) or int(status != 0))
     run(sys.argv[1], sys.argv[2:])

@@ -46,8 +46,7 @@ def findings(tmp_path_factory):
     else:
         if not os.path.exists(PYTHONW):
             pytest.skip("no pythonw.exe beside %s" % PY)
-        subprocess.run([PYTHONW, NO_STREAMS, out], timeout=120, check=True, close_fds=True,
-                       creationflags=subprocess.DETACHED_PROCESS)
+        assert no_streams.start_pythonw(out, 120) == 0
     with open(out, encoding="utf-8") as f:
         return json.load(f)
 
