@@ -66,6 +66,8 @@ def run(out_path, python_options):
     def call(python):
         with mcp_min.Client([python] + python_options + [CALC], timeout=30) as client:
             findings.setdefault("descriptors_with_a_client", _descriptors())
+            proc = client._session.transport._proc  # (a look inside: where our ends of its pipes are)
+            findings.setdefault("pipe_descriptors", [proc.stdin.fileno(), proc.stdout.fileno(), proc.stderr.fileno()])
             return client.call("add", {"a": 2, "b": 3})
 
     for i, python in enumerate(pythons):
@@ -141,6 +143,8 @@ def problems(findings):
         want("cli_" + name, status)
     want("thread_errors", [])
     want("threads_after_close", [])
+    if not all(fd > 2 for fd in findings.get("pipe_descriptors") or [0]):
+        found.append("pipe_descriptors: %r, wanted all above 2" % (findings.get("pipe_descriptors"),))
     if findings.get("descriptors_with_a_client") is not None:
         want("descriptors_with_a_client", findings.get("descriptors_at_start"))
     return found

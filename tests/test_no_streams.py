@@ -88,10 +88,12 @@ def test_close_leaves_no_thread(findings):
     assert findings["threads_after_close"] == []
 
 
-@pytest.mark.skipif(os.name != "posix", reason="descriptor numbers: POSIX")
 def test_a_servers_pipes_take_no_standard_descriptor(findings):
-    # the server gets its own 0, 1 and 2 (it answered, and its stderr arrived); ours stay above 2
-    assert findings["descriptors_with_a_client"] == [False, False, False]
+    # the server gets its own 0, 1 and 2 (it answered, and its stderr arrived); our ends stay above 2
+    # (Windows: the C runtime keeps 0-2 for pythonw.exe's absent streams itself)
+    assert min(findings["pipe_descriptors"]) > 2, findings["pipe_descriptors"]
+    if os.name == "posix":
+        assert findings["descriptors_with_a_client"] == [False, False, False]
 
 
 # -- one stream missing, the others there --------------------------------------------------------
