@@ -10116,7 +10116,7 @@ def _shell_class():
             """history: the commands typed so far"""
             try:
                 import readline
-            except ImportError:
+            except (ImportError, OSError):  # (OSError: see _new_shell)
                 print("(no readline here: no history)")
                 return
             for i in range(1, readline.get_current_history_length() + 1):
@@ -10198,7 +10198,7 @@ def _new_shell(client, opts):
         import readline  # line editing, history and tab completion, where the platform has it
         readline.set_completer_delims(" \t\n")
         readline.parse_and_bind("tab: complete")
-    except ImportError:
+    except (ImportError, OSError):  # (OSError: PyPy's readline, pyrepl, on a closed descriptor 0)
         pass
     shell = _shell_class()(client, opts)
     if not _on_terminal():  # commands from a pipe or file: only their output, no banner or prompts
