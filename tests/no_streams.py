@@ -6,10 +6,11 @@ one: sys.stdin, sys.stdout and sys.stderr are None (and, started so, descriptors
     python.exe no_streams.py --pythonw OUTFILE          # Windows: pythonw.exe runs it, then --check
 
 It runs each case of tests/test_no_streams.py and of .ci/test-windows's pythonw row: a call to
-examples/calc.py, a server's exit error with its stderr tail, mcp_min's log lines (from our threads
-too), the command line's main() with an argument list, and what is left after close().  The servers
-are started with this interpreter (on Windows also the console python.exe beside pythonw.exe) and
-PYTHON_OPTION... (-S, say).  Nothing is printed: there is nowhere to print to.
+examples/calc.py, a server's exit error with its stderr tail, log lines (the program's, and a warning
+from mcp_min's reader thread), the command line's main() with argument lists (shell included), where
+our ends of a server's pipes are, and what is left after close().  The servers are started with this
+interpreter (on Windows also the console python.exe beside pythonw.exe) and PYTHON_OPTION... (-S, say).
+The run itself prints nothing: there is nowhere to print to.
 """
 import json
 import logging
