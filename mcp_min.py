@@ -574,6 +574,20 @@ def _visible(text: object, lines: bool = False, as_json: bool = False) -> str:
                   str(text))
 
 
+def _to_stderr(text: str) -> None:
+    """``text`` to sys.stderr in one write, flushed; dropped where there is no stderr to write to:
+    None (pythonw.exe, a service, an embedder) or a closed one.  Never print(file=sys.stderr),
+    which writes to stdout when sys.stderr is None."""
+    stream = sys.stderr
+    if stream is None:
+        return
+    try:
+        stream.write(text)
+        stream.flush()
+    except (OSError, ValueError):  # (a descriptor closed under it; a closed file): nowhere left to say it
+        pass
+
+
 _dumps_shown = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode  # (Infinity and NaN too)
 
 
@@ -3755,6 +3769,27 @@ def _process_group():
     return {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP | getattr(subprocess, "CREATE_NO_WINDOW", 0)}
 
 
+def _hold_standard_descriptors() -> List[int]:
+    """POSIX: the null device opened on each of descriptors 0, 1 and 2 that is closed (a process
+    started without them, or one that closed them), for the caller to close once a server's pipes
+    exist.  A new descriptor takes the lowest free number, so without this our ends of the pipes
+    would sit there, where whatever writes to "stdout" or "stderr" by number (C code, a sys.stdout
+    kept over its closed descriptor) would write into the server's stdin, and a process that gives
+    itself standard streams again (dup2, as daemons do) would replace a pipe of ours."""
+    held: List[int] = []
+    if os.name == "posix":
+        try:
+            while True:
+                fd = os.open(os.devnull, os.O_RDWR)  # (not inheritable: no child of anyone keeps it)
+                if fd > 2:
+                    os.close(fd)
+                    break
+                held.append(fd)
+        except OSError:  # (no /dev/null, no descriptor left): the pipes go where they can
+            pass
+    return held
+
+
 def _taskkill_argv(pid):
     """Windows: taskkill from the system folder (never whatever PATH finds) ending ``pid``
     and every process it started; it must run while the launcher still lives."""
@@ -4006,6 +4041,7 @@ class _StdioTransport(_Transport):
             program = _resolve_program(self.argv[0], self._env, self._cwd)
             command = _batch_command_line(program, self.argv[1:]) if os.path.splitext(program)[1].lower() in (
                 ".cmd", ".bat") else [program] + self.argv[1:]
+        held = _hold_standard_descriptors()  # (the server gets its 0, 1 and 2 either way: our pipes)
         try:
             self._proc = subprocess.Popen(
                 command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
@@ -4014,6 +4050,9 @@ class _StdioTransport(_Transport):
             raise ConnectionClosed("cannot start %s: %s" % (self.name, e.strerror or e))
         except (ValueError, TypeError) as e:
             raise ValueError("cannot start %s: %s" % (self.name, e))
+        finally:
+            for fd in held:
+                os.close(fd)
         pid = self._proc.pid
         self._stdin_fd = self._proc.stdin.fileno()
         if os.name == "posix":  # lets a write give up when the server stops reading
@@ -8767,7 +8806,7 @@ class _LoopbackListener(object):
     def wait(self, url: str, open_browser: bool, timeout: float) -> str | None:
         import urllib.parse
         self.state = urllib.parse.parse_qs(urllib.parse.urlsplit(url).query).get("state", [None])[0]
-        print("mcp_min: authorize in your browser: %s" % _visible(url), file=sys.stderr, flush=True)
+        _to_stderr("mcp_min: authorize in your browser: %s\n" % _visible(url))
         if open_browser:
             try:
                 import webbrowser
@@ -9838,8 +9877,7 @@ def _run_call(client: Client, parsed: Tuple[str, List[str]], opts: argparse.Name
 def _stderr_line(text: str) -> None:
     """One line to stderr in one write: lines from two threads (the caller's, mcp_min-events) never mix.
     Made visible (_visible), newlines kept: it may carry server text (a message, an error)."""
-    sys.stderr.write(_visible(text, True) + "\n")
-    sys.stderr.flush()
+    _to_stderr(_visible(text, True) + "\n")
 
 
 def _show_progress(done: Any, total: Any, message: Any) -> None:
@@ -10126,8 +10164,8 @@ def _run_servers(opts: argparse.Namespace) -> int:
     one line (exit 2); the others are still listed."""
     found, problems = _found_servers([("--config", opts.config, None)] if opts.config else _config_files())
     if not found and not problems:
-        print("mcp_min: %s" % ("no servers in %s" % opts.config if opts.config else "no MCP config file here "
-              "(looked for: %s)" % ", ".join(p for _, p, _ in _config_files())), file=sys.stderr)
+        _stderr_line("mcp_min: %s" % ("no servers in %s" % opts.config if opts.config else "no MCP config file "
+                     "here (looked for: %s)" % ", ".join(p for _, p, _ in _config_files())))
         return EXIT_OK
     rows: List[_Json] = []
     for name, label, path, where, entry in found:
@@ -10175,14 +10213,14 @@ def _shell_class() -> Callable[[Client, argparse.Namespace], cmd.Cmd]:
             except (_UsageError, _CliError, McpError, ValueError) as e:
                 _stderr_line("error: %s" % _cli_message(e, self.client.server_capabilities))
             except KeyboardInterrupt:
-                print("(interrupted)", file=sys.stderr)
+                _stderr_line("(interrupted)")
             return False
 
         def emptyline(self) -> bool:
             return False  # not cmd's default: repeat the last command
 
         def default(self, line: str) -> None:  # (cmd's own says "*** Unknown syntax")
-            print("error: no command %r here (help lists them)" % line.split()[0], file=sys.stderr)
+            _stderr_line("error: no command %r here (help lists them)" % line.split()[0])
 
         def run(self, command: str, line: str) -> None:
             import shlex
@@ -10264,7 +10302,7 @@ def _shell_class() -> Callable[[Client, argparse.Namespace], cmd.Cmd]:
             """history: the commands typed so far"""
             try:
                 import readline
-            except ImportError:
+            except (ImportError, OSError):  # (OSError: see _new_shell)
                 print("(no readline here: no history)")
                 return
             for i in range(1, readline.get_current_history_length() + 1):
@@ -10346,11 +10384,15 @@ def _new_shell(client: Client, opts: argparse.Namespace) -> cmd.Cmd:
         import readline  # line editing, history and tab completion, where the platform has it
         readline.set_completer_delims(" \t\n")
         readline.parse_and_bind("tab: complete")
-    except ImportError:
+    except (ImportError, OSError):  # (OSError: PyPy's readline, pyrepl, on a closed descriptor 0)
         pass
     shell = _shell_class()(client, opts)
     if not _on_terminal():  # commands from a pipe or file: only their output, no banner or prompts
         shell.intro, shell.prompt = None, ""
+    if sys.stdin is None or sys.stdout is None:  # (pythonw.exe, a service): cmd would call None
+        import io  # no commands to read, as from an empty pipe; cmd's own output (help) to nowhere, as print()'s
+        shell.stdin, shell.use_rawinput = sys.stdin or io.StringIO(), False
+        shell.stdout = sys.stdout or io.StringIO()
     return shell
 
 
@@ -10436,7 +10478,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # interpreter's last flush from complaining on the closed pipe
         try:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        except (OSError, ValueError):
+        except (OSError, ValueError, AttributeError):
             pass
         return EXIT_BROKEN_PIPE
 
@@ -10466,8 +10508,8 @@ def _main(argv: List[str]) -> int:
             tls = {"transport": opts.transport, "verify": False if opts.insecure else opts.cacert or True,
                    "cert": (opts.cert, opts.key) if opts.key else opts.cert}
             if opts.insecure:
-                print("mcp_min: WARNING: --insecure: TLS certificates are NOT verified; anyone on the network "
-                      "can read and change this traffic, credentials included", file=sys.stderr)
+                _stderr_line("mcp_min: WARNING: --insecure: TLS certificates are NOT verified; anyone on the "
+                             "network can read and change this traffic, credentials included")
         try:
             client = Client(server["server"], timeout=opts.timeout, protocol_version=opts.protocol_version,
                             env=server["env"], inherit_env=opts.inherit_env, cwd=server["cwd"],
@@ -10477,7 +10519,8 @@ def _main(argv: List[str]) -> int:
             raise _CliError(_error_status(e, False), str(e))  # (the hint is in the message: see _connect_hint)
         with client:
             status = _COMMANDS[opts.command][2](client, parsed, opts)
-            sys.stdout.flush()  # here, so a closed pipe is met inside the try
+            if sys.stdout is not None:  # (None: pythonw.exe, a service; print() wrote nothing)
+                sys.stdout.flush()  # here, so a closed pipe is met inside the try
             return status
     except BrokenPipeError:
         raise
