@@ -5545,17 +5545,22 @@ class _Worker(object):
             self._dropping = True
             return False
         self._dropping = False
-        if self._thread is None:
-            with self._lock:
-                if self._stopped:  # (checked again under the lock stop() takes: no thread starts after it)
-                    return False
-                if self._thread is None:
-                    try:
-                        self._thread = _start_thread(self._run, self._name, what="run callbacks")
-                    except ConnectionClosed as e:
-                        _log.warning("dropped a server message: %s", e)
-                        return False
+        if self._thread is None and not self._start():
+            return False
         self._queue.put((fn, args))
+        return True
+
+    def _start(self) -> bool:
+        """Start the thread, unless stop() came first; False when none runs."""
+        with self._lock:
+            if self._stopped:  # (checked again under the lock stop() takes: no thread starts after it)
+                return False
+            if self._thread is None:
+                try:
+                    self._thread = _start_thread(self._run, self._name, what="run callbacks")
+                except ConnectionClosed as e:
+                    _log.warning("dropped a server message: %s", e)
+                    return False
         return True
 
     def _run(self) -> None:
@@ -6810,10 +6815,11 @@ class Client(object):
             context goes into its ``_meta`` (SEP-414).
 
     Every callback runs on a worker thread, never on one that reads from the
-    server.  A method's ``timeout`` (default: the client's) is seconds, None
+    server.  Every method that sends a request takes ``timeout``: seconds, None
     (or infinity) for no deadline, and 0 or less for "no time left": an
     immediate RequestTimeout, nothing sent.  NaN, bools and other types raise
-    ValueError.
+    ValueError.  Its default, ``DEFAULT`` in the signatures below, is the
+    client's ``timeout``.
 
     Raises ConnectionClosed when the server cannot be started or reached,
     RequestTimeout when it does not answer in time, McpError otherwise, and
