@@ -6753,16 +6753,41 @@ class Client(object):
             shell; a string is split by the platform's command-line rules) or
             an ``http(s)://`` URL (Streamable HTTP, falling back to the legacy
             HTTP+SSE transport).
+        transport: ``"auto"`` (default: stdio for an argv; for a URL, Streamable
+            HTTP, falling back to HTTP+SSE when the server refuses the POST),
+            ``"streamable-http"`` (no fallback) or ``"sse"`` (the legacy HTTP+SSE
+            transport only: for a server that also answers a POST at its SSE URL).
         timeout: seconds for each request (a method's ``timeout=`` replaces it for
             that call) and for connecting (default 30).  None: no deadline on
             requests, while connecting, each write and ``close()`` keep a bound
             of DEFAULT_TIMEOUT seconds.
+        probe_timeout: seconds to wait for ``server/discover`` before deciding
+            the server predates 2026-07-28 (at most half of ``timeout``, so a
+            server that ignores it still has time for the handshake).
         protocol_version: ``"auto"`` (default) picks the newest version both
             sides speak; a version string pins it.
+
+    A stdio server:
         env, inherit_env, cwd: the server process's environment and directory.
             By default only PATH, HOME, locale and similar variables are passed,
             plus ``env``; ``inherit_env=True`` passes the whole environment.
+        on_stderr: ``f(line)`` for each stderr line of a stdio server.
+
+    An HTTP server:
         headers: extra HTTP headers on every request (``Authorization``...).
+        auth: for HTTP servers, an ``OAuth`` object or any object with
+            ``headers(method, url) -> dict`` and, optionally,
+            ``challenge(method, url, status, headers, sent) -> bool`` (see OAuth).
+        verify: for https, True (default: the system's CA certificates, or
+            SSL_CERT_FILE / SSL_CERT_DIR when set), False (no verification; a
+            warning is logged), or the path of a CA bundle file or CA directory.
+        cert: a client certificate for https: a PEM file holding it and its key,
+            or a (certificate file, key file) pair.
+        ssl_context: a ready ``ssl.SSLContext`` instead of ``verify``/``cert``.
+            The TLS settings apply to every https request of the client, its
+            OAuth traffic included.
+
+    What the server may ask of the client (a callback declares its capability):
         roots: a list of paths or ``file://`` URIs, or a callable returning a
             ``{"roots": [...]}`` result; declares the roots capability.
         sampling, elicitation: callables ``f(params) -> result dict`` for the
@@ -6773,43 +6798,28 @@ class Client(object):
             ``params["message"]`` and the full ``params["url"]``, open it only with
             their consent, and return once they agreed (for a request refused with
             -32042: once they are done there; the request is then repeated once).
-        on_log: ``f(level, logger, data)`` for the server's log messages
-            (default: the ``mcp_min.server`` logger).
-        on_notification: ``f(method, params)`` for other notifications.
-        on_stderr: ``f(line)`` for each stderr line of a stdio server.
-        client_info: the ``{"name", "version"}`` we introduce ourselves with.
-        probe_timeout: seconds to wait for ``server/discover`` before deciding
-            the server predates 2026-07-28 (at most half of ``timeout``, so a
-            server that ignores it still has time for the handshake).
-        auth: for HTTP servers, an ``OAuth`` object or any object with
-            ``headers(method, url) -> dict`` and, optionally,
-            ``challenge(method, url, status, headers, sent) -> bool`` (see OAuth).
-        transport: ``"auto"`` (default: stdio for an argv; for a URL, Streamable
-            HTTP, falling back to HTTP+SSE when the server refuses the POST),
-            ``"streamable-http"`` (no fallback) or ``"sse"`` (the legacy HTTP+SSE
-            transport only: for a server that also answers a POST at its SSE URL).
-        verify: for https, True (default: the system's CA certificates, or
-            SSL_CERT_FILE / SSL_CERT_DIR when set), False (no verification; a
-            warning is logged), or the path of a CA bundle file or CA directory.
-        cert: a client certificate for https: a PEM file holding it and its key,
-            or a (certificate file, key file) pair.
-        ssl_context: a ready ``ssl.SSLContext`` instead of ``verify``/``cert``.
-            The TLS settings apply to every https request of the client, its
-            OAuth traffic included.
-        validate: check tool results against their ``outputSchema`` and
-            elicitation answers against their ``requestedSchema`` (default
-            True, mcp_min's own JSON Schema validator); False passes both
-            through; or a callable ``f(instance, schema)`` that raises on a
-            mismatch (``jsonschema.validate`` fits).
         capabilities: more to declare, applied as a JSON Merge Patch (RFC 7396)
             over what mcp_min declares itself, in both eras: e.g.
             ``{"sampling": {"tools": {}}, "extensions": {"io.modelcontextprotocol/ui": {...}}}``;
             ``None`` as a value withdraws one of ours.  Roots, sampling and
             elicitation need their callback.
+
+    What the server sends, and what is checked:
+        on_log: ``f(level, logger, data)`` for the server's log messages
+            (default: the ``mcp_min.server`` logger).
         log_level: ``"debug"`` ... ``"emergency"``: the server's log messages
             wanted at that level and above, on every 2026-07-28 request
             (``_meta`` ``io.modelcontextprotocol/logLevel``; a request's own
             ``_meta`` key wins), else one ``logging/setLevel`` after the handshake.
+        on_notification: ``f(method, params)`` for other notifications.
+        validate: check tool results against their ``outputSchema`` and
+            elicitation answers against their ``requestedSchema`` (default
+            True, mcp_min's own JSON Schema validator); False passes both
+            through; or a callable ``f(instance, schema)`` that raises on a
+            mismatch (``jsonschema.validate`` fits).
+
+    What every request says of the client:
+        client_info: the ``{"name", "version"}`` we introduce ourselves with.
         trace_context: ``f() -> {"traceparent": ..., "tracestate": ...}`` (or
             None), called on the sending thread for every request; the W3C trace
             context goes into its ``_meta`` (SEP-414).
