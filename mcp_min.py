@@ -5652,7 +5652,8 @@ class _Inbox(object):
         self.threads = _Threads()
         self._lock = threading.Lock()
         self._answering = 0
-        self._serving: Dict[Any, bool] = {}  # id of a server request being answered -> True once the server cancelled it
+        # id of a server request being answered -> True once the server cancelled it
+        self._serving: Dict[Any, bool] = {}
 
     def capabilities(self, modern: bool, version: str | None = None) -> _Json:
         """What we declare: a capability per callback given, tasks (we follow any) and skills;
@@ -5881,7 +5882,8 @@ class _Cache(object):
         self._lock = threading.Lock()
         # (method, uri) -> (expiry time, value, None or (authorization context,))
         self._entries: Dict[Tuple[str, str | None], Tuple[float, Any, Tuple[object] | None]] = {}
-        self.tool_checks: Dict[str, Tuple[Any, _OutputCheck | None]] = {}  # tool name -> (outputSchema, its check), see _tool_checks
+        # tool name -> (outputSchema, its check), see _tool_checks
+        self.tool_checks: Dict[str, Tuple[Any, _OutputCheck | None]] = {}
 
     def get(self, key: Tuple[str, str | None], context: object) -> Any:
         with self._lock:
@@ -6556,7 +6558,8 @@ class _Session(object):
             hit: _Json | None = self.list_cache.get((method, uri), self.transport.authorization)
             if hit is not None:
                 return hit
-        result: _Json = self.request(method, params, timeout, finish=_Keep(self, (method, uri)) if self.modern else None)
+        result: _Json = self.request(method, params, timeout,
+                                     finish=_Keep(self, (method, uri)) if self.modern else None)
         return result
 
     def list_tools(self, refresh: bool = False, timeout: float | None = _DEFAULT) -> List[Any]:
@@ -6632,7 +6635,7 @@ class Subscription(object):
     ended: threading.Event
     error: McpError | None
 
-    def __init__(self, session: _Session, callback: Callable[[str, _Json], object] | None, tools: bool,
+    def __init__(self, session: _Session, callback: Callable[[str, Dict[str, Any]], object] | None, tools: bool,
                  prompts: bool, resources: bool, resource_uris: Iterable[str]) -> None:
         self._session = session
         self._callback = callback
