@@ -5517,9 +5517,10 @@ class _SseTransport(_Transport):
 # ---------------------------------------------------------------------------
 
 if TYPE_CHECKING:
-    import ssl
+    import ssl  # (Client's ssl_context=)
 
     _OutputCheck = Callable[[Any], Optional[Tuple[str, str]]]  # None: the value matches, else (where, what)
+
 
 class _Worker(object):
     """Runs callbacks in order on one thread, started when first needed, so user
