@@ -5630,19 +5630,25 @@ class _SseTransport(_Transport):
 # (so a dropped Client can be collected) nor how bytes move.
 # ---------------------------------------------------------------------------
 
+if TYPE_CHECKING:
+    import ssl  # (Client's ssl_context=)
+
+    _OutputCheck = Callable[[Any], Optional[Tuple[str, str]]]  # None: the value matches, else (where, what)
+
+
 class _Worker(object):
     """Runs callbacks in order on one thread, started when first needed, so user
     code never runs on (and never blocks) a thread that reads from the server."""
 
-    def __init__(self, name):
-        self._queue = SimpleQueue()
+    def __init__(self, name: str) -> None:
+        self._queue: SimpleQueue[Tuple[Callable[..., object], Tuple[Any, ...]] | None] = SimpleQueue()
         self._name = name
-        self._thread = None
+        self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._dropping = False
         self._stopped = False
 
-    def put(self, fn, *args):
+    def put(self, fn: Callable[..., object], *args: Any) -> bool:
         """Queue ``fn(*args)``; False when it was dropped (stopped, flooded, no thread)."""
         if self._stopped:
             return False
@@ -5654,20 +5660,25 @@ class _Worker(object):
             self._dropping = True
             return False
         self._dropping = False
-        if self._thread is None:
-            with self._lock:
-                if self._stopped:  # (checked again under the lock stop() takes: no thread starts after it)
-                    return False
-                if self._thread is None:
-                    try:
-                        self._thread = _start_thread(self._run, self._name, what="run callbacks")
-                    except ConnectionClosed as e:
-                        _log.warning("dropped a server message: %s", e)
-                        return False
+        if self._thread is None and not self._start():
+            return False
         self._queue.put((fn, args))
         return True
 
-    def _run(self):
+    def _start(self) -> bool:
+        """Start the thread, unless stop() came first; False when none runs."""
+        with self._lock:
+            if self._stopped:  # (checked again under the lock stop() takes: no thread starts after it)
+                return False
+            if self._thread is None:
+                try:
+                    self._thread = _start_thread(self._run, self._name, what="run callbacks")
+                except ConnectionClosed as e:
+                    _log.warning("dropped a server message: %s", e)
+                    return False
+        return True
+
+    def _run(self) -> None:
         get = self._queue.get
         while True:
             item = get()
@@ -5679,7 +5690,7 @@ class _Worker(object):
             except Exception:
                 _log.exception("callback %r failed", fn)
 
-    def drain(self, deadline=None):
+    def drain(self, deadline: float | None = None) -> None:
         """Wait (until ``deadline`` at most) for the callbacks queued so far to run."""
         thread = self._thread
         if thread is None or thread is threading.current_thread() or self._stopped or not thread.is_alive():
@@ -5688,7 +5699,7 @@ class _Worker(object):
         self._queue.put((done.set, ()))
         done.wait(_remaining(deadline))
 
-    def stop(self, wait=True):
+    def stop(self, wait: bool = True) -> None:
         """Stop once what is queued ran; ``wait``: join it (CLOSE_GRACE at most), else see join()."""
         with self._lock:
             self._stopped = True
@@ -5697,7 +5708,7 @@ class _Worker(object):
             if wait:
                 self.join(time.monotonic() + CLOSE_GRACE)
 
-    def join(self, deadline):
+    def join(self, deadline: float | None) -> bool:
         """Wait for the thread until ``deadline``; True unless it still runs (a callback)."""
         thread = self._thread
         if thread is not None and thread is not threading.current_thread():
@@ -5706,7 +5717,7 @@ class _Worker(object):
         return True
 
 
-def _callback_failed(asking, method, error):
+def _callback_failed(asking: str, method: object, error: Exception) -> McpError:
     """A callback that raised while answering ``method`` for a request: in both eras the request
     fails with an McpError that says so, with the text a handshake-era server is sent (and
     usually reports back: "RuntimeError: boom"), never with the callback's own exception."""
@@ -5727,8 +5738,18 @@ class _Inbox(object):
     notifications we deliver.  Called on whatever thread routed the message (a
     reader, or the thread that read an HTTP answer); user code runs on workers."""
 
-    def __init__(self, send_answer, cache, tasks, roots=None, sampling=None, elicitation=None,
-                 url_elicitation=None, on_log=None, on_notification=None, validate=True, capabilities=None):
+    # The _Dispatcher whose routing calls take_request and take_notification: the session makes it
+    # with those two, then sets it here, before anything can be routed.
+    dispatcher: _Dispatcher
+
+    def __init__(self, send_answer: Callable[[_Json], None], cache: _Cache, tasks: _Tasks,
+                 roots: Iterable[str] | Callable[[], _Json] | None = None,
+                 sampling: Callable[[_Json], _Json] | None = None, elicitation: Callable[[_Json], _Json] | None = None,
+                 url_elicitation: Callable[[_Json], _Json] | None = None,
+                 on_log: Callable[[Any, Any, Any], object] | None = None,  # (level and logger as the server sent them)
+                 on_notification: Callable[[str, _Json], object] | None = None,
+                 validate: bool | Callable[[Any, _Json], object] = True,
+                 capabilities: Mapping[str, Any] | None = None) -> None:
         self.roots, self.sampling, self.elicitation = roots, sampling, elicitation
         self.validate = validate  # the Client's validate= option
         self.declared = capabilities  # the caller's patch over what we declare (Client's capabilities=)
@@ -5736,7 +5757,6 @@ class _Inbox(object):
         self.on_log, self.on_notification = on_log, on_notification
         self._tasks = tasks
         self.modern = False  # set by the session: 2026-07-28 notifications name their subscription
-        self.dispatcher = None  # the _Dispatcher whose routing calls take_request and take_notification
         self._send_answer = send_answer
         self._list_cache = cache
         self.events = _Worker("mcp_min-events")  # notifications, progress, logs, stderr lines, in order
@@ -5747,18 +5767,19 @@ class _Inbox(object):
         self.threads = _Threads()
         self._lock = threading.Lock()
         self._answering = 0
-        self._serving = {}  # id of a server request being answered -> True once the server cancelled it
+        # id of a server request being answered -> True once the server cancelled it
+        self._serving: Dict[Any, bool] = {}
 
-    def capabilities(self, modern, version=None):
+    def capabilities(self, modern: bool, version: str | None = None) -> _Json:
         """What we declare: a capability per callback given, tasks (we follow any) and skills;
         then the caller's ``capabilities=`` over that, as a JSON Merge Patch."""
-        caps = {}
+        caps: _Json = {}
         newest = modern or (version or "") >= "2025-11-25"  # URL elicitation and tasks came then
         if self.roots is not None:
             caps["roots"] = {} if modern else {"listChanged": False}
         if self.sampling is not None:
             caps["sampling"] = {}
-        modes = {"form": {}} if self.elicitation is not None else {}
+        modes: _Json = {"form": {}} if self.elicitation is not None else {}
         if self.url_elicitation is not None and newest:
             modes["url"] = {}
         if modes:
@@ -5769,10 +5790,13 @@ class _Inbox(object):
             caps["extensions"][TASKS_EXTENSION] = {}
         elif newest:
             caps["tasks"] = {}
-        return caps if self.declared is None else _merge_patch(caps, self.declared)
+        if self.declared is None:
+            return caps
+        patched: _Json = _merge_patch(caps, self.declared)
+        return patched
 
     # -- requests ------------------------------------------------------------------
-    def take_request(self, msg):
+    def take_request(self, msg: _Json) -> None:
         rid = msg["id"]
         if msg["method"] == "ping":
             self._pings.put(self._send_answer, _response(rid, {}))
@@ -5791,9 +5815,10 @@ class _Inbox(object):
                     self._answering -= 1
         self._overflow.put(self._answer, msg, False)  # a flood: a queue bounds the cost
 
-    def _answer(self, msg, own_thread):
-        method, rid = msg["method"], msg["id"]
-        params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
+    def _answer(self, msg: _Json, own_thread: bool) -> None:
+        method, rid, given = msg["method"], msg["id"], msg.get("params")
+        params: _Json = given if isinstance(given, dict) else {}
+        answer: _Json | None = None  # (stays None when the server cancelled the request before we began)
         try:
             if not self._cancelled(rid):
                 result = self.serve(method, params)
@@ -5812,16 +5837,16 @@ class _Inbox(object):
                 cancelled = self._serving.pop(rid, False)
                 if own_thread:
                     self._answering -= 1
-        if cancelled:
+        if cancelled or answer is None:
             _log.debug("the server cancelled its %s; not answering it", method)
         else:
             self._send_answer(answer)
 
-    def _cancelled(self, rid):
+    def _cancelled(self, rid: Any) -> bool:
         with self._lock:
             return self._serving.get(rid, False)
 
-    def serve(self, method, params):
+    def serve(self, method: str, params: _Json) -> Any:
         """What we answer to a server request (handshake era) or an input request (2026-07-28)."""
         if method == "ping":
             return {}
@@ -5842,7 +5867,7 @@ class _Inbox(object):
                 raise RequestError(INVALID_PARAMS, "mcp_min client does not handle %r elicitation" % (mode,))
         raise RequestError(METHOD_NOT_FOUND, _NOT_HANDLED % method)
 
-    def _checked_form(self, params, answer):
+    def _checked_form(self, params: _Json, answer: Any) -> Any:
         """An accepted form's content must match the requestedSchema before it is sent: on a
         mismatch the server gets an error (never a made-up decline) and the log says why."""
         schema = params.get("requestedSchema")
@@ -5856,10 +5881,11 @@ class _Inbox(object):
         _log.warning("not sending %s", problem)
         raise RequestError(INTERNAL_ERROR, problem)
 
-    def give_input(self, asking, ask):
+    def give_input(self, asking: str, ask: Any) -> Any:
         """Our answer to one input request of a 2026-07-28 result (``ask``: method and params)."""
         ask = ask if isinstance(ask, dict) else {}
-        params = ask.get("params") if isinstance(ask.get("params"), dict) else {}
+        given = ask.get("params")
+        params: _Json = given if isinstance(given, dict) else {}
         try:
             return self.serve(ask.get("method"), params)
         except RequestError as e:
@@ -5868,7 +5894,7 @@ class _Inbox(object):
         except Exception as e:  # a callback of the user's raised
             raise _callback_failed(asking, ask.get("method"), e)
 
-    def visit_urls(self, elicitations):
+    def visit_urls(self, elicitations: List[_Json]) -> bool:
         """-32042: the user visits each URL (through url_elicitation); True when they agreed to all."""
         for ask in elicitations:
             try:
@@ -5882,14 +5908,14 @@ class _Inbox(object):
         return bool(elicitations)
 
     # -- notifications ---------------------------------------------------------------
-    def take_notification(self, method, params):
+    def take_notification(self, method: str, params: _Json) -> None:
         try:
             self._notification(method, params)
         except (TypeError, AttributeError, ValueError):  # unhashable ids, a _meta that is not an object...
             _log.warning("ignored a malformed %s notification: %s", method,
                          _shorten(_dumps_for_humans(params), _SHOWN_CHARS))
 
-    def _notification(self, method, params):
+    def _notification(self, method: str, params: _Json) -> None:
         if method == "notifications/progress":
             fut = self.dispatcher.pending(params.get("progressToken"))
             if fut is not None and fut._progress is not None:
@@ -5930,16 +5956,17 @@ class _Inbox(object):
         if not subs and self.on_notification is not None:
             self.events.put(self.on_notification, method, params)
 
-    def _log_message(self, params):
+    def _log_message(self, params: _Json) -> None:
         if self.on_log is not None:
             self.on_log(params.get("level"), params.get("logger"), params.get("data"))
             return
-        level = {"debug": logging.DEBUG, "info": logging.INFO, "notice": logging.INFO,
-                 "warning": logging.WARNING}.get(params.get("level"), logging.ERROR)
+        levels: Dict[Any, int] = {"debug": logging.DEBUG, "info": logging.INFO, "notice": logging.INFO,
+                                  "warning": logging.WARNING}
+        level = levels.get(params.get("level"), logging.ERROR)
         _server_log.log(level, "%s%s", "[%s] " % params["logger"] if params.get("logger") else "",
                         params.get("data"))
 
-    def stop(self):
+    def stop(self) -> None:
         """After the transport closed (nothing is routed any more): wait for the client's threads,
         then for its workers, CLOSE_GRACE at most each time.  A callback of the user's may run
         longer (a sampling call to a model): its thread is then left to finish it, and what it
@@ -5966,12 +5993,14 @@ class _Cache(object):
     best knowledge we have).
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._entries = {}  # (method, uri) -> (expiry time, value, None or (authorization context,))
-        self.tool_checks = {}  # tool name -> (outputSchema, its check), see _tool_checks
+        # (method, uri) -> (expiry time, value, None or (authorization context,))
+        self._entries: Dict[Tuple[str, str | None], Tuple[float, Any, Tuple[object] | None]] = {}
+        # tool name -> (outputSchema, its check), see _tool_checks
+        self.tool_checks: Dict[str, Tuple[Any, _OutputCheck | None]] = {}
 
-    def get(self, key, context):
+    def get(self, key: Tuple[str, str | None], context: object) -> Any:
         with self._lock:
             entry = self._entries.get(key)
             if entry is None:
@@ -5981,13 +6010,13 @@ class _Cache(object):
                 return None
         return _copy(entry[1])
 
-    def put(self, key, value, ttl_ms, scope, context):
+    def put(self, key: Tuple[str, str | None], value: Any, ttl_ms: int, scope: object, context: object) -> None:
         if ttl_ms > 0:
             with self._lock:
                 self._entries[key] = (time.monotonic() + ttl_ms / 1000.0, _copy(value),
                                       None if scope == "public" else (context,))
 
-    def drop(self, method, uri=None):
+    def drop(self, method: str, uri: object = None) -> None:
         """Forget ``method``'s entries (with ``uri``: those of that resource and the ones it is under)."""
         with self._lock:
             for key in [k for k in self._entries if k[0] == method and (
@@ -5997,12 +6026,12 @@ class _Cache(object):
             self.tool_checks = {}
 
 
-def _copy(value):
+def _copy(value: Any) -> Any:
     """A cached list or result as the caller gets it: a copy of its top level, as lists always were."""
     return list(value) if isinstance(value, list) else dict(value)
 
 
-def _ttl_of(result):
+def _ttl_of(result: _Json) -> int:
     """A cacheable result's ``ttlMs`` as a number we can add (0: not to be kept)."""
     ttl = result.get("ttlMs")
     return min(ttl, int(LONGEST_WAIT * 1000)) if type(ttl) is int and ttl > 0 else 0
@@ -6012,12 +6041,12 @@ class _Keep(object):
     """The ``finish`` of a cacheable request: the result goes into the cache, unless it came
     out of input rounds (those are never cached) or the credentials changed meanwhile."""
 
-    def __init__(self, session, key):
+    def __init__(self, session: _Session, key: Tuple[str, str | None]) -> None:
         self.session, self.key = session, key
         self.context = session.transport.authorization  # what the request is about to carry
         self.after_input = False
 
-    def __call__(self, fut, result):
+    def __call__(self, fut: Future, result: _Json) -> _Json:
         if not self.after_input:
             self.session.keep(self.key, result, _ttl_of(result), result.get("cacheScope"), self.context)
         return result
@@ -6026,7 +6055,7 @@ class _Keep(object):
 _INPUT_METHODS = ("tools/call", "prompts/get", "resources/read")  # may answer input_required
 
 
-def _era_verdict(error, over_http):
+def _era_verdict(error: McpError, over_http: bool) -> str | None:
     """The era policy in one table: what ``error``, met by ``server/discover``, says of the
     server (see "Era policy" in the module docstring).  Returns "versions" (a version error
     listing what the server speaks: choose from it), "2026" (a 2026-07-28 server objecting to
@@ -6065,7 +6094,7 @@ def _era_verdict(error, over_http):
     return "handshake"
 
 
-def _is_jsonrpc_error(body):
+def _is_jsonrpc_error(body: str) -> bool:
     """Whether an HTTP body is a JSON-RPC error response (a server that spoke JSON-RPC, with
     whatever id: some answer an unknown method with ``"id": null`` and status 500)."""
     try:
@@ -6075,9 +6104,10 @@ def _is_jsonrpc_error(body):
     return isinstance(msg, dict) and msg.get("jsonrpc") == "2.0" and isinstance(msg.get("error"), dict)
 
 
-def _supported_in(error):
+def _supported_in(error: McpError) -> List[Any] | None:
     """The versions a version error lists in its data (``supported``), or None."""
-    supported = error.data.get("supported") if isinstance(error.data, dict) else None
+    data = error.data if isinstance(error, RequestError) else None
+    supported = data.get("supported") if isinstance(data, dict) else None
     return supported if isinstance(supported, list) else None
 
 
@@ -6087,19 +6117,23 @@ class _Era(object):
     and over HTTP the x-mcp-header table behind the Mcp-Param-* headers.  Replaced
     whole when the era changes, so a request never sees half of one."""
 
-    def __init__(self, version=None, modern=False, capabilities=None, client_info=None, defaults=None):
+    def __init__(self, version: str | None = None, modern: bool = False, capabilities: _Json | None = None,
+                 client_info: _Json | None = None, defaults: _Json | None = None) -> None:
         self.version, self.modern = version, modern
-        self.tool_headers = None  # tool name -> x-mcp-header paths, once tools/list was read
-        self._meta = self._meta_json = None
+        # tool name -> x-mcp-header paths, once tools/list was read
+        self.tool_headers: Dict[Any, Sequence[Tuple[Sequence[str], str]]] | None = None
+        self._required: _Json = {}
+        self._meta: _Json = {}
+        self._meta_json: str | None = None  # None: requests carry no _meta of ours
         if modern:
             self._required = {_META_PREFIX + "protocolVersion": version,
                               _META_PREFIX + "clientCapabilities": capabilities,
                               _META_PREFIX + "clientInfo": client_info}
             # ``defaults`` (the client-wide log level) give way to a request's own _meta keys.
-            self._meta = dict(defaults or (), **self._required)
+            self._meta = dict(defaults or {}, **self._required)
             self._meta_json = _to_json(self._meta)
 
-    def encode(self, msg):
+    def encode(self, msg: _Json) -> bytes:
         """A request as bytes; in stateless mode with our ``_meta`` added.
 
         The ``_meta`` block is the same on every request, so it is spliced into the
@@ -6122,17 +6156,17 @@ class _Era(object):
         try:
             return text.encode("utf-8") + b"\n"
         except UnicodeEncodeError:  # (see _encode_line; the message is only built again for this)
-            return _encode_line(dict(msg, params=dict(params or (), _meta=self._meta)))
+            return _encode_line(dict(msg, params=dict(params or {}, _meta=self._meta)))
 
-    def param_headers(self, params):
+    def param_headers(self, params: _Json) -> Dict[str, str] | None:
         """Mcp-Param-* headers for a tools/call (2026-07-28 over HTTP), or None."""
         table = self.tool_headers
         paths = table.get(params.get("name")) if self.modern and table is not None else None
         if not paths:
             return None
-        out = {}
+        out: Dict[str, str] = {}
         for path, name in paths:
-            value = params.get("arguments") or {}
+            value: Any = params.get("arguments") or {}
             for key in path:
                 value = value.get(key) if isinstance(value, dict) else None
             if value is not None:
@@ -6151,9 +6185,11 @@ class _Session(object):
     rounds.  Lists, with their cache.  Holds no reference to the Client.
     """
 
-    def __init__(self, make_transport, timeout=DEFAULT_TIMEOUT, protocol_version="auto",
-                 probe_timeout=PROBE_TIMEOUT, client_info=None, request_timeout=_DEFAULT, log_level=None,
-                 trace_context=None, **callbacks):
+    def __init__(self, make_transport: Callable[[_Worker], _Transport], timeout: float = DEFAULT_TIMEOUT,
+                 protocol_version: str = "auto", probe_timeout: float = PROBE_TIMEOUT,
+                 client_info: Mapping[str, Any] | None = None, request_timeout: float | None = _DEFAULT,
+                 log_level: str | None = None, trace_context: Callable[[], Mapping[str, str] | None] | None = None,
+                 **callbacks: Any) -> None:
         if protocol_version != "auto" and protocol_version not in SUPPORTED_VERSIONS:
             raise ValueError("protocol_version must be 'auto' or one of %s, not %r"
                              % (", ".join(SUPPORTED_VERSIONS), protocol_version))
@@ -6171,9 +6207,9 @@ class _Session(object):
         self.probe_timeout = probe_timeout
         self.client_info = dict(client_info or _CLIENT_INFO)
         self.era = _Era()
-        self.server_info = {}
-        self.server_capabilities = {}
-        self.instructions = None
+        self.server_info: _Json = {}
+        self.server_capabilities: _Json = {}
+        self.instructions: str | None = None
         self.list_cache = _Cache()
         self.tasks = _Tasks(self)
         self.inbox = _Inbox(self._send_answer, self.list_cache, self.tasks, **callbacks)
@@ -6185,17 +6221,17 @@ class _Session(object):
         self._close_lock = threading.Lock()
         self._renew_lock = threading.Lock()  # one new HTTP session at a time
         self._renewing = False  # a new HTTP session's handshake is under way: requests wait for it
-        self._renewer = None  # the thread (ident) running that handshake: its own requests do not wait
+        self._renewer: int | None = None  # the thread (ident) running that handshake: its own requests do not wait
 
     @property
-    def protocol_version(self):
+    def protocol_version(self) -> str | None:
         return self.era.version
 
     @property
-    def modern(self):
+    def modern(self) -> bool:
         return self.era.modern
 
-    def _set_era(self, version, modern):
+    def _set_era(self, version: str | None, modern: bool) -> None:
         """The one place era state changes; the transport hears of it here."""
         self.era = _Era(version, modern, self.inbox.capabilities(True), self.client_info,
                         {_LOG_LEVEL: self.log_level} if self.log_level else None)
@@ -6203,7 +6239,7 @@ class _Session(object):
         self.transport.configure(version, modern)
 
     # -- negotiation -------------------------------------------------------------
-    def connect(self):
+    def connect(self) -> None:
         deadline = time.monotonic() + self.timeout
         self.transport.start(self.dispatcher)
         wanted = self.wanted_version
@@ -6216,7 +6252,8 @@ class _Session(object):
                 self._restart()  # the probe ended the connection: start over (streams say they cannot)
             wanted = version or LEGACY_VERSIONS[0]
             try:
-                return self._handshake(wanted, deadline)
+                self._handshake(wanted, deadline)
+                return
             except ConnectionClosed as e:
                 # A server slower to start than the probe's wait reads server/discover only then,
                 # and one that chokes on it exits before answering initialize: once more, unprobed.
@@ -6228,18 +6265,20 @@ class _Session(object):
                 self._restart()
         self._handshake(wanted, deadline)
 
-    def _restart(self):
+    def _restart(self) -> None:
         """A fresh transport (a fresh server process over stdio) after the old one ended."""
         self.transport.close()
         self.transport = self._make_transport(self.inbox.events)
         self.dispatcher.reset()
         self.transport.start(self.dispatcher)
 
-    def _probe(self, deadline, pinned, version=MODERN_VERSIONS[0], retried=False):
+    def _probe(self, deadline: float, pinned: bool, version: str = MODERN_VERSIONS[0], retried: bool = False
+               ) -> str | None:
         """Ask ``server/discover``.  Returns the version chosen: a modern one (then the era is
         set), a legacy one to shake hands with, or None (a handshake-era server)."""
         self._set_era(version, True)
         left = _remaining(deadline)
+        assert left is not None  # (the deadline is a number)
         wait = left if pinned else min(self.probe_timeout, left * PROBE_SHARE)
         try:
             result = self.request("server/discover", {}, wait, cancellable=False)
@@ -6248,7 +6287,7 @@ class _Session(object):
             if retried and isinstance(e, RequestError):
                 return version  # a 2026 server; its discovery data is optional
             if verdict == "versions":
-                chosen = _choose_version(_supported_in(e))
+                chosen = _choose_version(_supported_in(e) or [])
                 return self._probe(deadline, pinned, chosen, True) if chosen in MODERN_VERSIONS \
                     else self._legacy(chosen, e)
             if pinned or verdict is None:
@@ -6272,12 +6311,12 @@ class _Session(object):
                   self.transport.authorization)
         return chosen
 
-    def _legacy(self, version, why):
+    def _legacy(self, version: str | None, why: object) -> str | None:
         _log.debug("server/discover: a handshake-era server (%s)", why)
         self._set_era(None, False)
         return version
 
-    def _handshake(self, version, deadline, retried=False):
+    def _handshake(self, version: str, deadline: float, retried: bool = False) -> None:
         params = {"protocolVersion": version, "capabilities": self.inbox.capabilities(False, version),
                   "clientInfo": self.client_info}
         try:
@@ -6286,11 +6325,13 @@ class _Session(object):
             supported = _supported_in(e) or ()
             if not retried and self.wanted_version == "auto" and any(v in supported for v in MODERN_VERSIONS):
                 # A 2026 server after all (its discovery answer was too slow for the probe).
-                return self._probe(deadline, True, _choose_version(supported), True)
+                self._probe(deadline, True, _choose_version(supported), True)
+                return
             common = [v for v in LEGACY_VERSIONS if v in supported]
             if retried or not common:
                 raise
-            return self._handshake(common[0], deadline, True)
+            self._handshake(common[0], deadline, True)
+            return
         except HttpError as e:
             replacement = None if retried else self.transport.replacement_for(e)
             if replacement is None:
@@ -6300,7 +6341,8 @@ class _Session(object):
             self.transport = replacement
             self.dispatcher.reset()
             replacement.start(self.dispatcher)
-            return self._handshake(version, deadline, True)
+            self._handshake(version, deadline, True)
+            return
         answered = result.get("protocolVersion")
         if answered not in LEGACY_VERSIONS:
             raise McpError("the server answered initialize with protocol version %r; mcp_min speaks %s"
@@ -6320,14 +6362,15 @@ class _Session(object):
                 raise  # a new session gone in its own handshake: _renew_session answers for it
             gone = True  # (renewed outside the handler: an error there must not name this one its cause)
         if gone:  # forgotten at once: one new session, whose handshake sends all that follows here again
-            return self._renew_session(deadline)
+            self._renew_session(deadline)
+            return
         if self.log_level and "logging" in self.server_capabilities:  # the handshake era's client-wide level
             try:
                 self.request("logging/setLevel", {"level": self.log_level}, _remaining(deadline))
             except RequestError as e:
                 _log.warning("%s refused logging/setLevel %s: %s", self.transport.name, self.log_level, e)
 
-    def _renew_session(self, deadline=None):
+    def _renew_session(self, deadline: float | None = None) -> None:
         """The server's HTTP session was found gone (``transport.session_gone``): start one
         new session -- one initialize, one notifications/initialized -- however many
         threads found out at once; they, and requests sent meanwhile, wait for it.  When
@@ -6356,14 +6399,17 @@ class _Session(object):
                 self._renewing, self._renewer = False, None
 
     # -- sending -----------------------------------------------------------------
-    def _check_usable(self):
+    def _check_usable(self) -> None:
         if _pid != self._pid:
             raise McpError("this client belongs to process %d; a forked child must make its own" % self._pid)
         if self.dispatcher.error is not None:
             raise self.dispatcher.error
 
-    def submit(self, method, params=None, timeout=_DEFAULT, progress=None, finish=None, wait_here=False,
-               cancellable=True, subscription=None, keepalive=None, intercept=None, max_total=None):
+    def submit(self, method: str, params: _Json | None = None, timeout: float | None = _DEFAULT,
+               progress: _Progress | None = None, finish: Callable[[Future, _Json], Any] | None = None,
+               wait_here: bool = False, cancellable: bool = True, subscription: Subscription | None = None,
+               keepalive: object = None, intercept: Callable[[Future, _Json], bool] | None = None,
+               max_total: float | None = None) -> Future:
         """Send a request; return its Future.  ``timeout`` is seconds, None for no deadline, or
         _DEFAULT for the client's.  ``wait_here``: the caller waits next, so HTTP may read the
         answer on this thread.  ``max_total`` (seconds): the deadline follows progress
@@ -6395,6 +6441,7 @@ class _Session(object):
             return fut
         hard = fut._deadline  # what the transport enforces: with a progress clock, its total
         if isinstance(progress, _ProgressClock):
+            assert fut._deadline is not None  # (a progress clock comes with a timeout: its window)
             fut._deadline, hard = min(fut._deadline, progress.total), progress.total
             wait_here = False  # the window is the Future's to watch: HTTP must not read the answer in send()
         fut._keepalive, fut._intercept = keepalive, intercept
@@ -6403,18 +6450,19 @@ class _Session(object):
             _trace("->", data)
         try:
             self.transport.send(msg, data, hard, wait_here, era.param_headers(params) if (
-                method == "tools/call" and self.transport.carries_headers) else None)
+                method == "tools/call" and params is not None and self.transport.carries_headers) else None)
         except Exception as e:  # whatever went wrong, the future is settled
             self.dispatcher.fail(rid, e if isinstance(e, McpError) else ConnectionClosed(
                 "cannot send %s to %s: %r" % (method, self.transport.name, e)))
         return fut
 
-    def request(self, method, params=None, timeout=_DEFAULT, progress=None, finish=None, cancellable=True,
-                max_total=None):
+    def request(self, method: str, params: _Json | None = None, timeout: float | None = _DEFAULT,
+                progress: _Progress | None = None, finish: Callable[[Future, _Json], Any] | None = None,
+                cancellable: bool = True, max_total: float | None = None) -> Any:
         """Send a request and wait for its value (the result dict, or what ``finish`` makes of it)."""
         return self.submit(method, params, timeout, progress, finish, True, cancellable, max_total=max_total).result()
 
-    def notify(self, method, params=None, renew=True):
+    def notify(self, method: str, params: _Json | None = None, renew: bool = True) -> None:
         """Send a notification (``renew``: see _send_message)."""
         self._check_usable()
         if params is not None and not isinstance(params, dict):
@@ -6428,7 +6476,7 @@ class _Session(object):
         else:
             self.transport.send(msg, data, time.monotonic() + self.timeout)
 
-    def _send_message(self, msg, data):
+    def _send_message(self, msg: _Json, data: bytes) -> None:
         """Send a notification or our answer to a server request, within the client's timeout.
         As for requests: a session found gone first starts one new session; one found gone by
         this message (a 404) starts one new session, and the message goes out once more in it
@@ -6446,7 +6494,7 @@ class _Session(object):
         except _SessionExpired as e:
             raise e.public() from None  # (the private class stays out of the traceback too)
 
-    def _send_answer(self, answer):
+    def _send_answer(self, answer: _Json) -> None:
         """Our answer to a server request; dropped once the client is closed."""
         if self._closed or _pid != self._pid:
             _log.debug("dropped the answer to the server's request %r: the client is closed", answer.get("id"))
@@ -6464,7 +6512,7 @@ class _Session(object):
             _log.debug("could not answer the server's request %r: %s", answer.get("id"), e)
 
     # -- settling (on the waiting thread) --------------------------------------------
-    def _withdraw(self, fut, error):
+    def _withdraw(self, fut: Future, error: McpError) -> bool:
         """End a request with ``error`` and tell the server; False if it had already ended.
         (A tool call that became a task is ended by cancelling the task.)"""
         if self.dispatcher.withdraw(fut.id) is None:
@@ -6482,13 +6530,13 @@ class _Session(object):
             fut._put(error)
         return True
 
-    def _tell_cancelled(self, request_id, reason):
+    def _tell_cancelled(self, request_id: int, reason: str) -> None:
         try:
             self.notify("notifications/cancelled", {"requestId": request_id, "reason": reason})
         except McpError as e:
             _log.debug("could not send notifications/cancelled: %s", e)
 
-    def _settle(self, fut, answer):
+    def _settle(self, fut: Future, answer: _Json | McpError) -> Any:
         """The value of a request's answer, after the one repeat the protocol may ask for;
         ``fut._finish(fut, result)`` makes the caller's value of the result dict."""
         if fut._progress is not None:  # progress sent before the answer is seen before it
@@ -6500,7 +6548,7 @@ class _Session(object):
             result = self._complete(fut, result)
         if fut._finish is None:
             if fut.method == "tools/call" and "task" not in result and result.get("resultType") != "task":
-                self._check_output(fut._params.get("name"), result)  # a raw tools/call request
+                self._check_output((fut._params or {}).get("name"), result)  # a raw tools/call request
             return result
         try:
             return fut._finish(fut, result)  # (a tool call's: following its task, see _Tasks.finish)
@@ -6509,10 +6557,12 @@ class _Session(object):
         except Exception as e:  # the server's result did not have the shape we rely on
             raise McpError("malformed answer to %s: %s: %s" % (fut.method, type(e).__name__, e))
 
-    def _check_output(self, name, result):
+    def _check_output(self, name: object, result: _Json) -> None:
         """OutputValidationError when a result's structuredContent does not match the tool's
         outputSchema.  Only tools of a tools/list already read are checked: no list is fetched
         for this (that would cost every first call a round trip); isError results are not."""
+        if not isinstance(name, str):  # (a raw tools/call may name anything: only listed tools have checks)
+            return
         entry = self.list_cache.tool_checks.get(name)
         if entry is None or entry[1] is None or result.get("isError") is True:
             return
@@ -6521,24 +6571,27 @@ class _Session(object):
         if found is not None:
             raise OutputValidationError(name, found[0], found[1], result)
 
-    def _repeat_if_asked(self, fut, answer):
+    def _repeat_if_asked(self, fut: Future, answer: _Json | McpError) -> _Json | McpError:
         """The answer after the one repeat an error may ask for: a new HTTP session (404), a
         fresh tools/list (-32020), URLs the user visited (-32042); else ``answer`` itself."""
         if isinstance(answer, _SessionExpired):
             if fut.method != "initialize":
                 answer = self._repeat(fut, self._renew_session)
             return answer.public() if isinstance(answer, _SessionExpired) else answer  # (gone again)
-        code = answer["error"].get("code") if isinstance(answer, dict) and isinstance(answer.get("error"), dict) \
-            else None
+        if not isinstance(answer, dict):  # (the McpError that ended the request)
+            return answer
+        error = answer.get("error")
+        code = error.get("code") if isinstance(error, dict) else None
         if code == HEADER_MISMATCH and fut.method == "tools/call":
             # Our Mcp-Param-* headers may follow an outdated tools/list: refetch it, repeat once.
             return self._repeat(fut, lambda: self.list_tools(True))
-        if code == URL_ELICITATION_REQUIRED and self.inbox.url_elicitation is not None \
-                and self.inbox.visit_urls(_error_from(answer, fut.method).elicitations):
-            return self._repeat(fut, lambda: None)  # the user went there: once more
+        if code == URL_ELICITATION_REQUIRED and self.inbox.url_elicitation is not None:
+            asked = _error_from(answer, fut.method)  # (an UrlElicitationRequired, by its code)
+            if isinstance(asked, UrlElicitationRequired) and self.inbox.visit_urls(asked.elicitations):
+                return self._repeat(fut, lambda: None)  # the user went there: once more
         return answer
 
-    def _repeat(self, fut, prepare, params=None):
+    def _repeat(self, fut: Future, prepare: Callable[[], object], params: _Json | None = None) -> _Json | McpError:
         """Send ``fut``'s request again (after ``prepare()``), with what is left of its
         deadline; returns the new raw answer (a repeat is not repeated)."""
         try:
@@ -6549,7 +6602,7 @@ class _Session(object):
             return e
         return again._wait()
 
-    def _complete(self, fut, result):
+    def _complete(self, fut: Future, result: _Json) -> _Json:
         """Check a 2026-07-28 result's resultType and run the input_required rounds."""
         for _ in range(MAX_INPUT_ROUNDS + 1):
             kind = result.get("resultType", "complete")
@@ -6561,7 +6614,7 @@ class _Session(object):
             asked = _field(result, "inputRequests", dict, fut.method, {})
             if isinstance(fut._finish, _Keep):
                 fut._finish.after_input = True  # what answers made is never cached (spec)
-            params = dict(fut._params or ())
+            params = dict(fut._params or {})
             params.pop("inputResponses", None)
             params.pop("requestState", None)
             if asked:
@@ -6572,15 +6625,19 @@ class _Session(object):
         raise McpError("%s still asked for input after %d rounds; giving up" % (fut.method, MAX_INPUT_ROUNDS))
 
     # -- lists -------------------------------------------------------------------
-    def list_all(self, method, key, refresh=False, timeout=_DEFAULT):
+    def list_all(self, method: str, key: str, refresh: bool = False, timeout: float | None = _DEFAULT) -> List[Any]:
         """Every page of a list, from the cache while the server's ttlMs allows.  ``timeout``
         bounds all the pages (default: the client's timeout for each)."""
         if not refresh:
-            cached = self.list_cache.get((method, None), self.transport.authorization)
+            cached: List[Any] | None = self.list_cache.get((method, None), self.transport.authorization)
             if cached is not None:
                 return cached
         deadline = None if timeout is _DEFAULT else _deadline_after(timeout)
-        items, cursor, seen, ttl, scope = [], None, set(), None, "public"
+        items: List[Any] = []
+        cursor: str | None = None
+        seen: Set[str] = set()
+        ttl: int | None = None
+        scope = "public"
         context = self.transport.authorization
         for _ in range(MAX_PAGES):
             result = self.request(method, {"cursor": cursor} if cursor is not None else None,
@@ -6602,28 +6659,32 @@ class _Session(object):
         self.keep((method, None), list(items), ttl, scope, context)
         return list(items)
 
-    def keep(self, key, value, ttl_ms, scope, context):
+    def keep(self, key: Tuple[str, str | None], value: Any, ttl_ms: int, scope: object, context: object) -> None:
         """Cache a result fetched under authorization ``context``, unless that changed meanwhile
         (then which one it was fetched under is unknown)."""
         if context == self.transport.authorization:
             self.list_cache.put(key, value, ttl_ms, scope, context)
 
-    def cached(self, method, params, uri=None, refresh=False, timeout=_DEFAULT):
+    def cached(self, method: str, params: _Json, uri: str | None = None, refresh: bool = False,
+               timeout: float | None = _DEFAULT) -> _Json:
         """A cacheable request's result (resources/read, server/discover): from the cache while
         fresh for this authorization, else asked for and kept for its ``ttlMs``."""
         if not refresh:
-            hit = self.list_cache.get((method, uri), self.transport.authorization)
+            hit: _Json | None = self.list_cache.get((method, uri), self.transport.authorization)
             if hit is not None:
                 return hit
-        return self.request(method, params, timeout, finish=_Keep(self, (method, uri)) if self.modern else None)
+        result: _Json = self.request(method, params, timeout,
+                                     finish=_Keep(self, (method, uri)) if self.modern else None)
+        return result
 
-    def list_tools(self, refresh=False, timeout=_DEFAULT):
+    def list_tools(self, refresh: bool = False, timeout: float | None = _DEFAULT) -> List[Any]:
         tools = self.list_all("tools/list", "tools", refresh, timeout)
         self.tasks.note_tools(tools)
         cache = self.list_cache
         cache.tool_checks = _tool_checks(tools, self.inbox.validate, cache.tool_checks)
         if self.modern and self.transport.carries_headers:
-            table, kept = {}, []
+            table: Dict[Any, Sequence[Tuple[Sequence[str], str]]] = {}
+            kept = []
             for tool in tools:
                 try:
                     table[tool.get("name")] = _param_headers(tool)
@@ -6634,7 +6695,7 @@ class _Session(object):
             tools = kept
         return tools
 
-    def listen(self, sub, wanted):
+    def listen(self, sub: Subscription, wanted: _Json) -> None:
         """Start a Subscription: one subscriptions/listen (2026-07-28), else resources/subscribe."""
         if self.modern:
             sub._future = self.submit("subscriptions/listen", {"notifications": wanted}, None, subscription=sub)
@@ -6644,7 +6705,7 @@ class _Session(object):
                 self.request("resources/subscribe", {"uri": uri})
 
     # -- the end -------------------------------------------------------------------
-    def close(self, grace=CLOSE_GRACE):
+    def close(self, grace: float = CLOSE_GRACE) -> None:
         """Shut down in reverse order of setup; idempotent, any thread; inert in a forked child.
         ``grace``: see _Transport.close."""
         if _pid != self._pid:
@@ -6661,7 +6722,7 @@ class _Session(object):
             self.inbox.stop()
 
 
-def _meta_of(params):
+def _meta_of(params: _Json) -> _Json:
     meta = params.get("_meta")
     if meta is None:
         return {}
@@ -6685,11 +6746,12 @@ class Subscription(object):
     """
 
     resource_uris: List[str]
-    acknowledged: _Json | None
+    acknowledged: Dict[str, Any] | None
     ended: threading.Event
     error: McpError | None
 
-    def __init__(self, session, callback, tools, prompts, resources, resource_uris):
+    def __init__(self, session: _Session, callback: Callable[[str, Dict[str, Any]], object] | None, tools: bool,
+                 prompts: bool, resources: bool, resource_uris: Iterable[str]) -> None:
         self._session = session
         self._callback = callback
         self._kinds = {"notifications/tools/list_changed": tools,
@@ -6699,9 +6761,9 @@ class Subscription(object):
         self.acknowledged = None
         self.ended = threading.Event()
         self.error = None
-        self._future = None
+        self._future: Future | None = None
 
-    def _deliver(self, method, params):
+    def _deliver(self, method: str, params: _Json) -> None:
         if method == "notifications/subscriptions/acknowledged":
             self.acknowledged = params.get("notifications")
             return
@@ -6716,7 +6778,7 @@ class Subscription(object):
         if self._callback is not None:
             self._callback(method, params)
 
-    def _end(self, error):
+    def _end(self, error: McpError | None) -> None:
         if not self.ended.is_set():
             self.error = error
             self.ended.set()
@@ -6738,13 +6800,12 @@ class Subscription(object):
                     _log.debug("resources/unsubscribe %s: %s", uri, e)
 
 
-def _client_timeout(value, name, none_ok=False):
-    """A Client's timeout option: positive seconds (0 would leave no time to connect), or None
-    where ``none_ok`` (then the caller keeps a bound of its own)."""
+def _client_timeout(value: object, name: str) -> float:
+    """A timeout option that bounds connecting: positive seconds (0 would leave no time to
+    connect, None no bound)."""
     seconds = _timeout_arg(value, None, name)
-    if seconds == 0 or seconds is None and not none_ok:
-        raise ValueError("%s must be a positive number of seconds%s, not %r"
-                         % (name, " or None" if none_ok else "", value))
+    if seconds is None or seconds == 0:
+        raise ValueError("%s must be a positive number of seconds, not %r" % (name, value))
     return seconds
 
 
@@ -6753,7 +6814,7 @@ def _client_timeout(value, name, none_ok=False):
 _URL_LIKE = r"^(localhost|[\w-]+(\.[\w-]+)+|\d+\.\d+\.\d+\.\d+|\[[0-9a-fA-F:]+\])(:\d+)?(/\S*)?$"
 
 
-def _url_meant(text):
+def _url_meant(text: str) -> str | None:
     """The http(s) URL ``text`` probably means when it is one written without its scheme, else None."""
     if not re.match(_URL_LIKE, text):
         return None
@@ -6761,7 +6822,8 @@ def _url_meant(text):
     return "%s://%s" % ("http" if local else "https", text)
 
 
-def _connect_hint(error, transport, server, inherit_env, passed_env, timeout, elapsed):
+def _connect_hint(error: McpError, transport: _Transport, server: str | Sequence[str], inherit_env: bool,
+                  passed_env: Mapping[str, str] | None, timeout: float, elapsed: float) -> McpError:
     """Say what to do about a server that could not be reached, in ``error`` itself: its message
     ends with the hint (also its ``hint``), and a timeout says the whole wait and quotes the
     server's stderr (also its ``stderr``).  Python callers and the CLI (which prints the message)
@@ -6809,16 +6871,41 @@ class Client(object):
             shell; a string is split by the platform's command-line rules) or
             an ``http(s)://`` URL (Streamable HTTP, falling back to the legacy
             HTTP+SSE transport).
+        transport: ``"auto"`` (default: stdio for an argv; for a URL, Streamable
+            HTTP, falling back to HTTP+SSE when the server refuses the POST),
+            ``"streamable-http"`` (no fallback) or ``"sse"`` (the legacy HTTP+SSE
+            transport only: for a server that also answers a POST at its SSE URL).
         timeout: seconds for each request (a method's ``timeout=`` replaces it for
             that call) and for connecting (default 30).  None: no deadline on
             requests, while connecting, each write and ``close()`` keep a bound
             of DEFAULT_TIMEOUT seconds.
+        probe_timeout: seconds to wait for ``server/discover`` before deciding
+            the server predates 2026-07-28 (at most half of ``timeout``, so a
+            server that ignores it still has time for the handshake).
         protocol_version: ``"auto"`` (default) picks the newest version both
             sides speak; a version string pins it.
+
+    A stdio server:
         env, inherit_env, cwd: the server process's environment and directory.
             By default only PATH, HOME, locale and similar variables are passed,
             plus ``env``; ``inherit_env=True`` passes the whole environment.
+        on_stderr: ``f(line)`` for each stderr line of a stdio server.
+
+    An HTTP server:
         headers: extra HTTP headers on every request (``Authorization``...).
+        auth: for HTTP servers, an ``OAuth`` object or any object with
+            ``headers(method, url) -> dict`` and, optionally,
+            ``challenge(method, url, status, headers, sent) -> bool`` (see OAuth).
+        verify: for https, True (default: the system's CA certificates, or
+            SSL_CERT_FILE / SSL_CERT_DIR when set), False (no verification; a
+            warning is logged), or the path of a CA bundle file or CA directory.
+        cert: a client certificate for https: a PEM file holding it and its key,
+            or a (certificate file, key file) pair.
+        ssl_context: a ready ``ssl.SSLContext`` instead of ``verify``/``cert``.
+            The TLS settings apply to every https request of the client, its
+            OAuth traffic included.
+
+    What the server may ask of the client (a callback declares its capability):
         roots: a list of paths or ``file://`` URIs, or a callable returning a
             ``{"roots": [...]}`` result; declares the roots capability.
         sampling, elicitation: callables ``f(params) -> result dict`` for the
@@ -6829,52 +6916,38 @@ class Client(object):
             ``params["message"]`` and the full ``params["url"]``, open it only with
             their consent, and return once they agreed (for a request refused with
             -32042: once they are done there; the request is then repeated once).
-        on_log: ``f(level, logger, data)`` for the server's log messages
-            (default: the ``mcp_min.server`` logger).
-        on_notification: ``f(method, params)`` for other notifications.
-        on_stderr: ``f(line)`` for each stderr line of a stdio server.
-        client_info: the ``{"name", "version"}`` we introduce ourselves with.
-        probe_timeout: seconds to wait for ``server/discover`` before deciding
-            the server predates 2026-07-28 (at most half of ``timeout``, so a
-            server that ignores it still has time for the handshake).
-        auth: for HTTP servers, an ``OAuth`` object or any object with
-            ``headers(method, url) -> dict`` and, optionally,
-            ``challenge(method, url, status, headers, sent) -> bool`` (see OAuth).
-        transport: ``"auto"`` (default: stdio for an argv; for a URL, Streamable
-            HTTP, falling back to HTTP+SSE when the server refuses the POST),
-            ``"streamable-http"`` (no fallback) or ``"sse"`` (the legacy HTTP+SSE
-            transport only: for a server that also answers a POST at its SSE URL).
-        verify: for https, True (default: the system's CA certificates, or
-            SSL_CERT_FILE / SSL_CERT_DIR when set), False (no verification; a
-            warning is logged), or the path of a CA bundle file or CA directory.
-        cert: a client certificate for https: a PEM file holding it and its key,
-            or a (certificate file, key file) pair.
-        ssl_context: a ready ``ssl.SSLContext`` instead of ``verify``/``cert``.
-            The TLS settings apply to every https request of the client, its
-            OAuth traffic included.
-        validate: check tool results against their ``outputSchema`` and
-            elicitation answers against their ``requestedSchema`` (default
-            True, mcp_min's own JSON Schema validator); False passes both
-            through; or a callable ``f(instance, schema)`` that raises on a
-            mismatch (``jsonschema.validate`` fits).
         capabilities: more to declare, applied as a JSON Merge Patch (RFC 7396)
             over what mcp_min declares itself, in both eras: e.g.
             ``{"sampling": {"tools": {}}, "extensions": {"io.modelcontextprotocol/ui": {...}}}``;
             ``None`` as a value withdraws one of ours.  Roots, sampling and
             elicitation need their callback.
+
+    What the server sends, and what is checked:
+        on_log: ``f(level, logger, data)`` for the server's log messages
+            (default: the ``mcp_min.server`` logger).
         log_level: ``"debug"`` ... ``"emergency"``: the server's log messages
             wanted at that level and above, on every 2026-07-28 request
             (``_meta`` ``io.modelcontextprotocol/logLevel``; a request's own
             ``_meta`` key wins), else one ``logging/setLevel`` after the handshake.
+        on_notification: ``f(method, params)`` for other notifications.
+        validate: check tool results against their ``outputSchema`` and
+            elicitation answers against their ``requestedSchema`` (default
+            True, mcp_min's own JSON Schema validator); False passes both
+            through; or a callable ``f(instance, schema)`` that raises on a
+            mismatch (``jsonschema.validate`` fits).
+
+    What every request says of the client:
+        client_info: the ``{"name", "version"}`` we introduce ourselves with.
         trace_context: ``f() -> {"traceparent": ..., "tracestate": ...}`` (or
             None), called on the sending thread for every request; the W3C trace
             context goes into its ``_meta`` (SEP-414).
 
     Every callback runs on a worker thread, never on one that reads from the
-    server.  A method's ``timeout`` (default: the client's) is seconds, None
+    server.  Every method that sends a request takes ``timeout``: seconds, None
     (or infinity) for no deadline, and 0 or less for "no time left": an
     immediate RequestTimeout, nothing sent.  NaN, bools and other types raise
-    ValueError.
+    ValueError.  Its default, ``DEFAULT`` in the signatures below, is the
+    client's ``timeout``.
 
     Raises ConnectionClosed when the server cannot be started or reached,
     RequestTimeout when it does not answer in time, McpError otherwise, and
@@ -6884,20 +6957,24 @@ class Client(object):
     def __init__(self, server: str | Sequence[str], *, timeout: float | None = DEFAULT_TIMEOUT,
                  protocol_version: str = "auto", env: Mapping[str, str] | None = None, inherit_env: bool = False,
                  cwd: str | os.PathLike[str] | None = None, headers: Mapping[str, str] | None = None,
-                 roots: Iterable[str] | Callable[[], _Json] | None = None,
-                 sampling: Callable[[_Json], _Json] | None = None, elicitation: Callable[[_Json], _Json] | None = None,
+                 roots: Iterable[str] | Callable[[], Dict[str, Any]] | None = None,
+                 sampling: Callable[[Dict[str, Any]], Dict[str, Any]] | None = None,
+                 elicitation: Callable[[Dict[str, Any]], Dict[str, Any]] | None = None,
                  on_log: Callable[[str, str | None, Any], object] | None = None,
-                 on_notification: Callable[[str, _Json], object] | None = None,
+                 on_notification: Callable[[str, Dict[str, Any]], object] | None = None,
                  on_stderr: Callable[[str], object] | None = None, client_info: Mapping[str, Any] | None = None,
                  probe_timeout: float = PROBE_TIMEOUT, auth: Any = None,
-                 url_elicitation: Callable[[_Json], _Json] | None = None,
-                 transport: str = "auto", verify: bool | str = True, cert: str | tuple[str, str] | None = None,
-                 ssl_context: Any = None, validate: bool | Callable[[Any, _Json], object] = True,
+                 url_elicitation: Callable[[Dict[str, Any]], Dict[str, Any]] | None = None,
+                 transport: str = "auto", verify: bool | str = True, cert: str | Tuple[str, str] | None = None,
+                 ssl_context: ssl.SSLContext | None = None,
+                 validate: bool | Callable[[Any, Dict[str, Any]], object] = True,
                  capabilities: Mapping[str, Any] | None = None, log_level: str | None = None,
                  trace_context: Callable[[], Mapping[str, str] | None] | None = None) -> None:
-        request_timeout = _client_timeout(timeout, "timeout", none_ok=True)
+        request_timeout = _timeout_arg(timeout, None, "timeout")  # None (or infinity): no deadline on requests
+        if request_timeout == 0:  # (no time to connect)
+            raise ValueError("timeout must be a positive number of seconds or None, not %r" % (timeout,))
         timeout = DEFAULT_TIMEOUT if request_timeout is None else request_timeout
-        capabilities = _check_capabilities(capabilities, {"roots": roots, "sampling": sampling, "elicitation": (
+        declared = _check_capabilities(capabilities, {"roots": roots, "sampling": sampling, "elicitation": (
             elicitation), "url_elicitation": url_elicitation})
         probe_timeout = _client_timeout(probe_timeout, "probe_timeout")
         if not (validate is True or validate is False or callable(validate)):
@@ -6909,21 +6986,23 @@ class Client(object):
         if isinstance(server, str) and server.split("://", 1)[0].lower() in ("http", "https"):
             if transport == "stdio":
                 raise ValueError("transport='stdio' needs the server's argv, not a URL")
+            url = server
             headers = _clean_headers(headers)
             tls = _Tls(verify, cert, ssl_context)
             use_tls = getattr(auth, "use_tls", None)
             if callable(use_tls):  # (the auth plug-in's own HTTPS traffic: OAuth's, with these settings too)
                 use_tls(tls)
 
-            def make_transport(events):
+            def make_transport(events: _Worker) -> _Transport:
                 if transport == "sse":
-                    return _SseTransport(server, headers, timeout, auth, tls)
-                return _StreamableHttpTransport(server, headers, timeout, auth, tls, fallback=transport == "auto")
+                    return _SseTransport(url, headers, timeout, auth, tls)
+                return _StreamableHttpTransport(url, headers, timeout, auth, tls, fallback=transport == "auto")
         elif isinstance(server, _StreamTransport):  # Client.over()
-            server.timeout = timeout
+            streams = server
+            streams.timeout = timeout
 
-            def make_transport(events):
-                return server
+            def make_transport(events: _Worker) -> _Transport:
+                return streams
         else:
             if transport not in ("auto", "stdio"):
                 raise ValueError("transport=%r needs an http(s):// URL" % (transport,))
@@ -6935,13 +7014,14 @@ class Client(object):
                 raise ValueError("server must be an argv list or an http(s):// URL, not %r" % (server,))
             server = argv  # (for _connect_hint)
 
-            def make_transport(events):
-                stderr = (lambda line: events.put(on_stderr, line)) if on_stderr is not None else None
+            def make_transport(events: _Worker) -> _Transport:
+                report = on_stderr
+                stderr = (lambda line: events.put(report, line)) if report is not None else None
                 return _StdioTransport(argv, env, inherit_env, cwd, stderr, timeout)
         session = _Session(make_transport, timeout, protocol_version, probe_timeout, client_info, request_timeout,
                            log_level, trace_context, roots=roots, sampling=sampling, elicitation=elicitation,
                            url_elicitation=url_elicitation, on_log=on_log, on_notification=on_notification,
-                           validate=validate, capabilities=capabilities)
+                           validate=validate, capabilities=declared)
         self._session = session
         # A dropped Client still reaps its server: the session holds no reference back to us.
         # (On PyPy, without reference counting, that happens at a collection or at exit.)
@@ -6972,12 +7052,12 @@ class Client(object):
         return self._session.protocol_version
 
     @property
-    def server_info(self) -> _Json:
+    def server_info(self) -> Dict[str, Any]:
         """The server's ``{"name", "version", ...}``."""
         return self._session.server_info
 
     @property
-    def server_capabilities(self) -> _Json:
+    def server_capabilities(self) -> Dict[str, Any]:
         """The capabilities the server declared."""
         return self._session.server_capabilities
 
@@ -7029,11 +7109,12 @@ class Client(object):
 
     def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None, /, *,
                   timeout: float | None = _DEFAULT, progress: Callable[..., object] | None = None,
-                  reset_on_progress: bool = False, max_total: float | None = None, **kwargs: Any) -> _Json:
+                  reset_on_progress: bool = False, max_total: float | None = None, **kwargs: Any) -> Dict[str, Any]:
         """Call a tool like ``call`` and return the raw CallToolResult dict (no ToolError:
         look at its ``isError``)."""
-        return self._tool_future(name, arguments, kwargs, timeout, progress, None, True,
-                                 total=self._total(timeout, reset_on_progress, max_total)).result()
+        result: _Json = self._tool_future(name, arguments, kwargs, timeout, progress, None, True,
+                                          total=self._total(timeout, reset_on_progress, max_total)).result()
+        return result
 
     def submit(self, name: str, arguments: Mapping[str, Any] | None = None, /, *, timeout: float | None = _DEFAULT,
                progress: Callable[..., object] | None = None, reset_on_progress: bool = False,
@@ -7055,7 +7136,8 @@ class Client(object):
         gives a Task whose ``id`` is None, its result already there.  ``timeout``
         bounds getting the task made, not the task.
         """
-        return self._tool_future(name, arguments, kwargs, timeout, progress, _TASK_HANDLE, True, ttl).result()
+        task: Task = self._tool_future(name, arguments, kwargs, timeout, progress, _TASK_HANDLE, True, ttl).result()
+        return task
 
     def task(self, task_id: str, *, progress: Callable[..., object] | None = None) -> Task:
         """The task with this id (from ``start()``, perhaps in an earlier process), to follow again."""
@@ -7063,7 +7145,7 @@ class Client(object):
             raise ValueError("a task id is a string, not %r" % (task_id,))
         return Task(self._session, task_id, None, progress)
 
-    def _total(self, timeout, reset_on_progress, max_total):
+    def _total(self, timeout: float | None, reset_on_progress: bool, max_total: float | None) -> float | None:
         """The ``max_total`` seconds of a call whose deadline follows progress, else None."""
         if not reset_on_progress:
             if max_total is not None:
@@ -7077,7 +7159,9 @@ class Client(object):
             raise ValueError("max_total must be a positive number of seconds or None, not %r" % (max_total,))
         return LONGEST_WAIT if total is None else total
 
-    def _tool_future(self, name, arguments, kwargs, timeout, progress, finish, wait_here, ttl=None, total=None):
+    def _tool_future(self, name: str, arguments: Mapping[str, Any] | None, kwargs: Dict[str, Any],
+                     timeout: float | None, progress: _Progress | None, finish: Callable[[_Json], Any] | None,
+                     wait_here: bool, ttl: float | None = None, total: float | None = None) -> Future:
         if not isinstance(name, str):
             raise ValueError("the tool name must be a string, not %r" % (name,))
         args = dict(arguments) if arguments else {}
@@ -7087,7 +7171,7 @@ class Client(object):
         session = self._session
         params = {"name": name, "arguments": args}
         if timeout == 0:  # no time left: submit() sends nothing, and nothing is listed first either
-            return session.submit("tools/call", params, timeout, progress, finish, wait_here)
+            return session.submit("tools/call", params, timeout, progress, None, wait_here)  # (no result to finish)
         # Over HTTP with 2026-07-28, x-mcp-header markings (from tools/list) make Mcp-Param-*
         # headers.  They are not fetched before a first call: most tools have none, and a server
         # that misses a header refuses the call with -32020 before running it, which refetches
@@ -7104,36 +7188,39 @@ class Client(object):
                               keepalive=self, intercept=None if wait_here else session.tasks.intercept,
                               max_total=total)
 
-    def _checked(self, name, value):
+    def _checked(self, name: str, value: Callable[[_Json], Any] | None) -> Callable[[_Json], Any]:
         """A tool call's ``finish``: its final result checked against the tool's outputSchema,
         then ``value`` of it (None: the result dict itself)."""
         check = self._session._check_output
 
-        def finish(result):
+        def finish(result: _Json) -> Any:
             check(name, result)
             return result if value is None else value(result)
         return finish
 
-    def list_tools(self, refresh: bool = False, *, timeout: float | None = _DEFAULT) -> List[_Json]:
+    def list_tools(self, refresh: bool = False, *, timeout: float | None = _DEFAULT) -> List[Dict[str, Any]]:
         """All tools (every page).  Served from cache while the server's ``ttlMs`` allows,
-        unless ``refresh``; ``timeout`` bounds all the pages (default: the client's for each).  Over HTTP with 2026-07-28, tools whose ``x-mcp-header``
-        markings are invalid are left out (with a warning), as the spec asks."""
+        unless ``refresh``; ``timeout`` bounds all the pages (default: the client's for each).
+        Over HTTP with 2026-07-28, tools whose ``x-mcp-header`` markings are invalid are left
+        out (with a warning), as the spec asks."""
         return self._session.list_tools(refresh, _timeout_arg(timeout, _DEFAULT))
 
     # -- resources and prompts ----------------------------------------------------
-    def list_resources(self, refresh: bool = False, *, timeout: float | None = _DEFAULT) -> List[_Json]:
+    def list_resources(self, refresh: bool = False, *, timeout: float | None = _DEFAULT) -> List[Dict[str, Any]]:
         """All resources (every page)."""
         return self._session.list_all("resources/list", "resources", refresh, _timeout_arg(timeout, _DEFAULT))
 
-    def list_resource_templates(self, refresh: bool = False, *, timeout: float | None = _DEFAULT) -> List[_Json]:
+    def list_resource_templates(self, refresh: bool = False, *, timeout: float | None = _DEFAULT
+                                ) -> List[Dict[str, Any]]:
         """All resource templates (every page)."""
-        return self._session.list_all("resources/templates/list", "resourceTemplates", refresh, _timeout_arg(timeout, _DEFAULT))
+        return self._session.list_all("resources/templates/list", "resourceTemplates", refresh,
+                                      _timeout_arg(timeout, _DEFAULT))
 
-    def list_prompts(self, refresh: bool = False, *, timeout: float | None = _DEFAULT) -> List[_Json]:
+    def list_prompts(self, refresh: bool = False, *, timeout: float | None = _DEFAULT) -> List[Dict[str, Any]]:
         """All prompts (every page)."""
         return self._session.list_all("prompts/list", "prompts", refresh, _timeout_arg(timeout, _DEFAULT))
 
-    def read_resource(self, uri: str, *, timeout: float | None = _DEFAULT, refresh: bool = False) -> _Json:
+    def read_resource(self, uri: str, *, timeout: float | None = _DEFAULT, refresh: bool = False) -> Dict[str, Any]:
         """Read a resource; returns the result dict (its ``contents`` list holds the data).
         Served from cache while a 2026-07-28 server's ``ttlMs`` allows, unless ``refresh``.
 
@@ -7146,17 +7233,18 @@ class Client(object):
             raise
 
     def get_prompt(self, name: str, arguments: Mapping[str, Any] | None = None, /, *,
-                   timeout: float | None = _DEFAULT, **kwargs: Any) -> _Json:
+                   timeout: float | None = _DEFAULT, **kwargs: Any) -> Dict[str, Any]:
         """Get a prompt with its arguments filled in; returns the result dict (``messages``).
         Non-string argument values are sent as JSON text (prompt arguments are strings)."""
         params: _Json = {"name": name}
         if arguments is not None or kwargs:  # send what the caller gave, an empty dict included
             given = dict(arguments or {}, **kwargs)
             params["arguments"] = {k: v if isinstance(v, str) else _to_json(v) for k, v in given.items()}
-        return self._session.request("prompts/get", params, _timeout_arg(timeout, _DEFAULT))
+        result: _Json = self._session.request("prompts/get", params, _timeout_arg(timeout, _DEFAULT))
+        return result
 
-    def complete(self, ref: str | _Json, argument: Tuple[str, str] | Dict[str, str],
-                 context: Mapping[str, str] | None = None) -> List[str]:
+    def complete(self, ref: str | Dict[str, Any], argument: Tuple[str, str] | Dict[str, str],
+                 context: Mapping[str, str] | None = None, *, timeout: float | None = _DEFAULT) -> List[str]:
         """Ask for completions of a prompt or resource-template argument.
 
         ``ref`` is a prompt name, a resource (template) URI, or the raw ref dict;
@@ -7167,36 +7255,37 @@ class Client(object):
                 {"type": "ref/prompt", "name": ref}
         if not isinstance(argument, dict):
             argument = {"name": argument[0], "value": argument[1]}
-        params = {"ref": ref, "argument": argument}
+        params: _Json = {"ref": ref, "argument": argument}
         if context:
             params["context"] = {"arguments": context}
-        result = self._session.request("completion/complete", params)
+        result = self._session.request("completion/complete", params, _timeout_arg(timeout, _DEFAULT))
         completion = _field(result, "completion", dict, "completion/complete", {})
-        return _field(completion, "values", list, "completion/complete", [])
+        values: List[str] = _field(completion, "values", list, "completion/complete", [])
+        return values
 
-    def subscribe(self, uri: str) -> None:
+    def subscribe(self, uri: str, *, timeout: float | None = _DEFAULT) -> None:
         """Ask for ``notifications/resources/updated`` about a resource (handshake era)."""
         self._legacy_only("resources/subscribe", "listen(resource_uris=[...])")
-        self._session.request("resources/subscribe", {"uri": uri})
+        self._session.request("resources/subscribe", {"uri": uri}, _timeout_arg(timeout, _DEFAULT))
 
-    def unsubscribe(self, uri: str) -> None:
+    def unsubscribe(self, uri: str, *, timeout: float | None = _DEFAULT) -> None:
         """Stop updates about a resource (handshake era)."""
         self._legacy_only("resources/unsubscribe", "Subscription.close()")
-        self._session.request("resources/unsubscribe", {"uri": uri})
+        self._session.request("resources/unsubscribe", {"uri": uri}, _timeout_arg(timeout, _DEFAULT))
 
-    def set_logging_level(self, level: str) -> None:
+    def set_logging_level(self, level: str, *, timeout: float | None = _DEFAULT) -> None:
         """Ask the server to send log messages at ``level`` and above (handshake era)."""
         self._legacy_only("logging/setLevel",
                           "the io.modelcontextprotocol/logLevel _meta key on each request (request(..., "
                           "params={'_meta': {'io.modelcontextprotocol/logLevel': level}}))")
-        self._session.request("logging/setLevel", {"level": level})
+        self._session.request("logging/setLevel", {"level": level}, _timeout_arg(timeout, _DEFAULT))
 
-    def discover(self, refresh: bool = False) -> _Json:
+    def discover(self, refresh: bool = False, *, timeout: float | None = _DEFAULT) -> Dict[str, Any]:
         """The server's ``server/discover`` result (2026-07-28): versions, capabilities,
         instructions.  The one from connecting is served while its ``ttlMs`` allows, unless
         ``refresh``."""
         self._modern_only("server/discover")
-        return self._session.cached("server/discover", {}, None, refresh)
+        return self._session.cached("server/discover", {}, None, refresh, _timeout_arg(timeout, _DEFAULT))
 
     def ping(self, *, timeout: float | None = _DEFAULT) -> None:
         """Check the server answers (2026-07-28 has no ping: server/discover stands in)."""
@@ -7204,7 +7293,7 @@ class Client(object):
                               _timeout_arg(timeout, _DEFAULT))
 
     def listen(self, tools: bool = True, prompts: bool = True, resources: bool = True,
-               resource_uris: Iterable[str] = (), callback: Callable[[str, _Json], object] | None = None
+               resource_uris: Iterable[str] = (), callback: Callable[[str, Dict[str, Any]], object] | None = None
                ) -> Subscription:
         """Receive change notifications until the returned Subscription (or the client) is closed.
 
@@ -7222,18 +7311,18 @@ class Client(object):
         session.listen(sub, wanted)
         return sub
 
-    def _modern_only(self, method):
+    def _modern_only(self, method: str) -> None:
         if not self._session.modern:
             raise McpError("%s does not exist in protocol %s (server_capabilities, server_info and "
                            "instructions hold what initialize said)" % (method, self._session.protocol_version))
 
-    def _legacy_only(self, method, instead):
+    def _legacy_only(self, method: str, instead: str) -> None:
         if self._session.modern:
             raise McpError("%s does not exist in protocol %s; use %s instead"
                            % (method, self._session.protocol_version, instead))
 
     # -- skills (the io.modelcontextprotocol/skills extension, SEP-2640) ----------
-    def list_skills(self, refresh: bool = False, *, timeout: float | None = _DEFAULT) -> List[_Json]:
+    def list_skills(self, refresh: bool = False, *, timeout: float | None = _DEFAULT) -> List[Dict[str, Any]]:
         """Every skill the server lists (all pages of ``skills/list``): entries with ``uri`` (of
         its SKILL.md), ``frontmatter`` and ``resources`` (its files, with ``size`` and
         ``digest``).  Reads no skill file.  McpError when the server lacks the extension."""
@@ -7241,7 +7330,8 @@ class Client(object):
         return [e for e in self._session.list_all("skills/list", "skills", refresh, _timeout_arg(timeout, _DEFAULT))
                 if isinstance(e, dict)]
 
-    def read_skill(self, skill: str | _Json, *, files: bool = True, timeout: float | None = _DEFAULT) -> _Json:
+    def read_skill(self, skill: str | Dict[str, Any], *, files: bool = True, timeout: float | None = _DEFAULT
+                   ) -> Dict[str, Any]:
         """Load one skill, verified against its entry; nothing unverified is returned.
 
         ``skill``: a name or skill path (looked up in ``list_skills()``), the URI of its
@@ -7260,19 +7350,23 @@ class Client(object):
             raise RequestTimeout("no time left to read skill %r (timeout 0): nothing sent" % (skill,))
         entry = self._skill_entry(skill, timeout)
         uri, listed = _skill_files(entry)
-        out = {}
-        for item in listed if files else listed[:1]:
+
+        def read(item: _Json) -> bytes:
             try:
                 result = self._session.request("resources/read", {"uri": item["uri"]}, timeout)
             except RequestError as e:
                 raise SkillVerificationError(uri, item["uri"], "missing", "the server did not serve it: %s" % e) from e
-            out[item["uri"]] = _skill_file(uri, item, result)
-            if item["uri"] == uri:  # SKILL.md, first: its frontmatter is checked before anything else is read
-                text, frontmatter, body = _skill_md(uri, entry, out[uri])
+            return _skill_file(uri, item, result)
+
+        # SKILL.md (``listed`` starts with it) first: its frontmatter is checked before anything else is read
+        out = {uri: read(listed[0])}
+        text, frontmatter, body = _skill_md(uri, entry, out[uri])
+        for item in listed[1:] if files else ():
+            out[item["uri"]] = read(item)
         return {"uri": uri, "name": frontmatter["name"], "frontmatter": frontmatter, "text": text, "body": body,
                 "files": out, "entry": entry}
 
-    def _skill_entry(self, skill, timeout):
+    def _skill_entry(self, skill: str | _Json, timeout: float | None) -> _Json:
         """The entry to verify against: as given, from skills/get (a URI) or from the listing."""
         if isinstance(skill, dict):
             return skill
@@ -7280,12 +7374,14 @@ class Client(object):
             raise ValueError("read_skill() takes a skill name, the URI of its SKILL.md or an entry of list_skills()")
         if "://" in skill:
             self._need_skills()
-            entry = _field(self._session.request("skills/get", {"uri": skill}, timeout), "skill", dict, "skills/get")
+            entry: _Json = _field(self._session.request("skills/get", {"uri": skill}, timeout), "skill", dict,
+                                  "skills/get")
             if not entry or entry.get("uri") != skill:
                 raise SkillVerificationError(skill, None, "entry", "skills/get did not return this skill's entry")
             return entry
 
-        def names(entry):  # its name, and its path (the URI without scheme and /SKILL.md)
+        def names(entry: _Json) -> Tuple[Any, str | None]:
+            # its name, and its path (the URI without scheme and /SKILL.md)
             uri, fm = entry.get("uri"), entry.get("frontmatter")
             return (fm.get("name") if isinstance(fm, dict) else None,
                     uri.split("://", 1)[-1][:-len("/SKILL.md")] if isinstance(uri, str) else None)
@@ -7296,27 +7392,28 @@ class Client(object):
                 " (one it does not list can still be read by the URI of its SKILL.md)"))
         return found[0]
 
-    def _need_skills(self):
+    def _need_skills(self) -> None:
         extensions = self._session.server_capabilities.get("extensions")
         if not isinstance(extensions, dict) or SKILLS_EXTENSION not in extensions:
             raise McpError("the server does not declare the %s extension (skill files can still be read with "
                            "read_resource())" % SKILLS_EXTENSION)
 
     # -- raw access ------------------------------------------------------------
-    def request(self, method: str, params: _Json | None = None, *, timeout: float | None = _DEFAULT,
+    def request(self, method: str, params: Dict[str, Any] | None = None, *, timeout: float | None = _DEFAULT,
                 progress: Callable[..., object] | None = None, reset_on_progress: bool = False,
-                max_total: float | None = None) -> _Json:
+                max_total: float | None = None) -> Dict[str, Any]:
         """Send any request and return its raw result dict (``params``: a dict or None).
         ``reset_on_progress``, ``max_total``: as for call()."""
-        return self._session.request(method, params, _timeout_arg(timeout, _DEFAULT), progress,
-                                     max_total=self._total(timeout, reset_on_progress, max_total))
+        result: _Json = self._session.request(method, params, _timeout_arg(timeout, _DEFAULT), progress,
+                                              max_total=self._total(timeout, reset_on_progress, max_total))
+        return result
 
-    def submit_request(self, method: str, params: _Json | None = None, *, timeout: float | None = _DEFAULT,
+    def submit_request(self, method: str, params: Dict[str, Any] | None = None, *, timeout: float | None = _DEFAULT,
                        progress: Callable[..., object] | None = None) -> Future:
         """Send any request and return a Future of its raw result dict."""
         return self._session.submit(method, params, _timeout_arg(timeout, _DEFAULT), progress, keepalive=self)
 
-    def notify(self, method: str, params: _Json | None = None) -> None:
+    def notify(self, method: str, params: Dict[str, Any] | None = None) -> None:
         """Send a notification."""
         self._session.notify(method, params)
 

@@ -20,6 +20,7 @@ import re
 import subprocess
 import sys
 import threading
+import time
 
 import pytest
 
@@ -30,6 +31,7 @@ sys.path.insert(0, os.path.join(ROOT, "examples"))
 import calc as calc_example  # noqa: E402  (examples/calc.py; "calc" is the fixture below)
 import mcp_min  # noqa: E402
 from mcp_min import Client, McpError, RequestTimeout, ToolError  # noqa: E402
+from inproc_server import Server, serve_in_thread  # noqa: E402
 from testsupport import NO_SITE, HttpTestServer, wait_for  # noqa: E402
 
 CALC = [sys.executable, os.path.join(ROOT, "examples", "calc.py")]
@@ -441,6 +443,8 @@ PER_METHOD = {
     "list_resources": lambda c, t: c.list_resources(refresh=True, timeout=t),
     "list_resource_templates": lambda c, t: c.list_resource_templates(refresh=True, timeout=t),
     "list_prompts": lambda c, t: c.list_prompts(refresh=True, timeout=t),
+    "complete": lambda c, t: c.complete("p", ("x", "1"), timeout=t),
+    "discover": lambda c, t: c.discover(refresh=True, timeout=t),
     "Task.status": lambda c, t: _task(c).status(timeout=t),
     "Task.result": lambda c, t: _task(c).result(timeout=t),
 }
@@ -473,6 +477,66 @@ def test_future_result_with_no_time_left_looks_without_waiting(calc, method):
     assert fut.result(20) == 3
     for t in NO_TIME_LEFT:
         assert fut.result(t) == 3 and fut.exception(t) is None
+
+
+LEGACY_PER_METHOD = {  # the handshake era's own requests (2026-07-28 has none of them)
+    "subscribe": lambda c, t: c.subscribe("calc://x", timeout=t),
+    "unsubscribe": lambda c, t: c.unsubscribe("calc://x", timeout=t),
+    "set_logging_level": lambda c, t: c.set_logging_level("info", timeout=t),
+}
+
+
+@pytest.fixture(scope="module")
+def calc_legacy():
+    client = calc_client(timeout=20, protocol_version="2025-11-25")
+    yield client
+    client.close()
+
+
+@pytest.mark.parametrize("method", sorted(LEGACY_PER_METHOD))
+def test_the_handshake_eras_requests_follow_the_same_conventions(calc_legacy, wire, method):
+    for timeout in NO_TIME_LEFT:
+        before = len(wire())
+        with pytest.raises(RequestTimeout):
+            LEGACY_PER_METHOD[method](calc_legacy, timeout)
+        assert wire()[before:] == []
+    for timeout in [float("nan"), True, "1"]:
+        with pytest.raises(ValueError, match="timeout"):
+            LEGACY_PER_METHOD[method](calc_legacy, timeout)
+        assert wire()[before:] == []
+    assert calc_legacy.call("add", a=2, b=2) == 4
+
+
+class _Silent(Server):
+    """The in-process server, except that it never answers the methods in ``silent``."""
+
+    silent = frozenset()
+
+    def handle(self, msg, headers=None, emit=None):
+        if msg.get("method") not in self.silent:
+            return Server.handle(self, msg, headers, emit)
+        self.received.append((dict(headers or {}), msg))
+        return []
+
+
+@pytest.mark.parametrize("era, method, ask", [
+    ("2026-07-28", "completion/complete", lambda c, t: c.complete("p", ("x", "1"), timeout=t)),
+    ("2026-07-28", "server/discover", lambda c, t: c.discover(refresh=True, timeout=t)),
+    ("2025-11-25", "resources/subscribe", lambda c, t: c.subscribe("file:///x", timeout=t)),
+    ("2025-11-25", "resources/unsubscribe", lambda c, t: c.unsubscribe("file:///x", timeout=t)),
+    ("2025-11-25", "logging/setLevel", lambda c, t: c.set_logging_level("info", timeout=t)),
+], ids=["complete", "discover", "subscribe", "unsubscribe", "set_logging_level"])
+def test_a_short_timeout_bounds_a_request_the_server_never_answers(era, method, ask):
+    server = _Silent()
+    reader, writer, _ = serve_in_thread(server)
+    with Client.over(reader, writer, protocol_version=era, timeout=20) as client:
+        server.silent = frozenset([method])  # (after connecting: server/discover is the probe too)
+        started = time.monotonic()
+        with pytest.raises(RequestTimeout, match="within 0.3 s"):
+            ask(client, 0.3)
+        assert 0.3 <= time.monotonic() - started < 10  # (not the client's 20 s)
+        assert [m.get("method") for _, m in server.received].count(method) >= 1  # it was sent
+        assert client.call("add", a=1, b=2) == 3  # the client is fine
 
 
 def test_client_timeout_none_means_no_deadline_on_requests():
