@@ -3711,10 +3711,11 @@ def _batch_command_line(program: str, args: Sequence[str]) -> str:
 def _process_group() -> Dict[str, Any]:
     """Popen keywords that give a server a process group of its own, so close() reaches
     what a launcher (npx, uv) started, and a Ctrl+C in our console does not reach it."""
-    if sys.platform != "win32":  # (as os.name != "nt"; type checkers read this one as the platform's)
+    if sys.platform == "win32":  # (as os.name == "nt"; type checkers read this one as the platform)
+        import subprocess  # (no console window per server for GUI and pythonw applications either)
+        return {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP | getattr(subprocess, "CREATE_NO_WINDOW", 0)}
+    else:
         return {"start_new_session": True}
-    import subprocess  # (no console window per server for GUI and pythonw applications either)
-    return {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP | getattr(subprocess, "CREATE_NO_WINDOW", 0)}
 
 
 def _taskkill_argv(pid: int) -> List[str]:
@@ -3741,8 +3742,8 @@ class _WindowsJob(object):
     _KILL_ON_JOB_CLOSE = 0x2000      # JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE
     _EXTENDED_LIMIT_INFORMATION = 9  # JobObjectExtendedLimitInformation
     _PROCESS_ACCESS = 0x0100 | 0x0001  # PROCESS_SET_QUOTA | PROCESS_TERMINATE: what assigning needs
-    # (kernel32, the limits structure): our own ctypes view, whose argtypes touch nobody else's
-    _api: Tuple[Any, Any] | None = None
+    # (kernel32, the limits structure, get_last_error): our own ctypes view, whose argtypes touch nobody else's
+    _api: Tuple[Any, Any, Callable[[], int]] | None = None
 
     def __init__(self, handle: int, kernel32: Any) -> None:
         self._handle: int | None = handle
@@ -3753,10 +3754,8 @@ class _WindowsJob(object):
     def for_process(cls, pid: int) -> _WindowsJob | None:
         """A new job holding process ``pid`` (ours, so the pid cannot be reused meanwhile), or None."""
         try:
-            if sys.platform != "win32":  # (called there only; type checkers read the rest as Windows code)
-                raise OSError("not Windows")
             import ctypes
-            kernel32, limits_type = cls._api or cls._load_api()
+            kernel32, limits_type, last_error = cls._api or cls._load_api()
         except (ImportError, OSError, AttributeError) as e:
             _log.warning("no job objects here (%s): close() can miss what a server started", e)
             return None
@@ -3766,7 +3765,7 @@ class _WindowsJob(object):
         ok = bool(job and process) and kernel32.SetInformationJobObject(
             job, cls._EXTENDED_LIMIT_INFORMATION, ctypes.byref(limits), ctypes.sizeof(limits)) and (
             kernel32.AssignProcessToJobObject(job, process))
-        error = ctypes.get_last_error()
+        error = last_error()
         for handle in (process, None if ok else job):
             if handle:
                 kernel32.CloseHandle(handle)
@@ -3777,32 +3776,33 @@ class _WindowsJob(object):
         return cls(job, kernel32)
 
     @classmethod
-    def _load_api(cls) -> Tuple[Any, Any]:
-        if sys.platform != "win32":
-            raise OSError("not Windows")
-        import ctypes
-        from ctypes import wintypes
-        kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
-        handle, dword, boolean, size = wintypes.HANDLE, wintypes.DWORD, wintypes.BOOL, ctypes.c_size_t
-        for name, restype, argtypes in (
-                ("CreateJobObjectW", handle, [ctypes.c_void_p, wintypes.LPCWSTR]),
-                ("SetInformationJobObject", boolean, [handle, ctypes.c_int, ctypes.c_void_p, dword]),
-                ("OpenProcess", handle, [dword, boolean, dword]),
-                ("AssignProcessToJobObject", boolean, [handle, handle]),
-                ("TerminateJobObject", boolean, [handle, wintypes.UINT]),
-                ("CloseHandle", boolean, [handle])):
-            function = getattr(kernel32, name)
-            function.restype, function.argtypes = restype, argtypes
+    def _load_api(cls) -> Tuple[Any, Any, Callable[[], int]]:
+        if sys.platform == "win32":  # (type checkers read the Windows API only there)
+            import ctypes
+            from ctypes import wintypes
+            kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
+            handle, dword, boolean, size = wintypes.HANDLE, wintypes.DWORD, wintypes.BOOL, ctypes.c_size_t
+            for name, restype, argtypes in (
+                    ("CreateJobObjectW", handle, [ctypes.c_void_p, wintypes.LPCWSTR]),
+                    ("SetInformationJobObject", boolean, [handle, ctypes.c_int, ctypes.c_void_p, dword]),
+                    ("OpenProcess", handle, [dword, boolean, dword]),
+                    ("AssignProcessToJobObject", boolean, [handle, handle]),
+                    ("TerminateJobObject", boolean, [handle, wintypes.UINT]),
+                    ("CloseHandle", boolean, [handle])):
+                function = getattr(kernel32, name)
+                function.restype, function.argtypes = restype, argtypes
 
-        class ExtendedLimits(ctypes.Structure):  # JOBOBJECT_EXTENDED_LIMIT_INFORMATION
-            _fields_ = [("PerProcessUserTimeLimit", ctypes.c_int64), ("PerJobUserTimeLimit", ctypes.c_int64),
-                        ("LimitFlags", dword), ("MinimumWorkingSetSize", size), ("MaximumWorkingSetSize", size),
-                        ("ActiveProcessLimit", dword), ("Affinity", size), ("PriorityClass", dword),
-                        ("SchedulingClass", dword), ("IoInfo", ctypes.c_ulonglong * 6),
-                        ("ProcessMemoryLimit", size), ("JobMemoryLimit", size),
-                        ("PeakProcessMemoryUsed", size), ("PeakJobMemoryUsed", size)]
-        api = cls._api = (kernel32, ExtendedLimits)
-        return api
+            class ExtendedLimits(ctypes.Structure):  # JOBOBJECT_EXTENDED_LIMIT_INFORMATION
+                _fields_ = [("PerProcessUserTimeLimit", ctypes.c_int64), ("PerJobUserTimeLimit", ctypes.c_int64),
+                            ("LimitFlags", dword), ("MinimumWorkingSetSize", size), ("MaximumWorkingSetSize", size),
+                            ("ActiveProcessLimit", dword), ("Affinity", size), ("PriorityClass", dword),
+                            ("SchedulingClass", dword), ("IoInfo", ctypes.c_ulonglong * 6),
+                            ("ProcessMemoryLimit", size), ("JobMemoryLimit", size),
+                            ("PeakProcessMemoryUsed", size), ("PeakJobMemoryUsed", size)]
+            api = cls._api = (kernel32, ExtendedLimits, ctypes.get_last_error)
+            return api
+        else:
+            raise OSError("job objects are a Windows API")
 
     def terminate(self) -> bool:
         """End every process in the job; False when that could not be done."""
