@@ -4120,8 +4120,7 @@ class _StdioTransport(_Transport):
         return error
 
     @property
-    def _child(self) -> _Child:
-        """The server process, for what runs only once start() made it."""
+    def _child(self) -> _Child:  # the server process, for what runs only once start() made it
         assert self._proc is not None
         return self._proc
 
@@ -4820,13 +4819,14 @@ class _HttpEngine(object):
     engine, which lives as long as its OAuth object and talks to servers rarely).
     """
 
-    def __init__(self, credential_headers: Iterable[str] = (), keep_alive: bool = True, tls: _Tls | None = None) -> None:
+    def __init__(self, credential_headers: Iterable[str] = (), keep_alive: bool = True,
+                 tls: _Tls | None = None) -> None:
         for name in _HTTP_MODULES:  # here, once: the engine's own imports then cannot fail
             _stdlib(name, "HTTP (http:// and https:// URLs)")
         self._own = frozenset(h.lower() for h in credential_headers)
         self._lock = threading.Lock()
         self._routes: Dict[str, _Route] = {}  # URL -> its _Route
-        self._idle: Dict[_RouteKey, List[_ConnState]] = {}  # (tls, host connected to, tunnel host) -> [idle connections]
+        self._idle: Dict[_RouteKey, List[_ConnState]] = {}  # (tls, host, tunnel host) -> [idle connections]
         self._tls = tls or _Tls()
         self._closed = not keep_alive  # (a closed engine pools nothing)
         self._deadlines: _Deadlines | None = None
