@@ -3496,9 +3496,9 @@ if TYPE_CHECKING:
     import ssl as _ssl_module
     from typing import Protocol
 
+    # A stdio server's process: its subprocess.Popen, started with three pipes (typeshed types them
+    # Optional, since they are None for a stream that is not a pipe).
     class _Child(Protocol):
-        """A server process: the subprocess.Popen of a stdio server, started with three pipes
-        (which typeshed types as Optional: they are None for a stream that is not a pipe)."""
         @property
         def pid(self) -> int: ...
         @property
