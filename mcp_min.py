@@ -3577,6 +3577,32 @@ def _tool_checks(tools: Iterable[Any], validate: bool | Callable[[Any, Any], obj
 # Transports: one interface, three ways of moving messages
 # ---------------------------------------------------------------------------
 
+if TYPE_CHECKING:
+    # Modules for annotations only, under names of their own: code imports a module where it runs,
+    # and a use without that import must still be an error.
+    import http.client as _http_client
+    import socket as _socket_module
+    import ssl as _ssl_module
+    from typing import Protocol
+
+    # A stdio server's process: its subprocess.Popen, started with three pipes (typeshed types them
+    # Optional, since they are None for a stream that is not a pipe).
+    class _Child(Protocol):
+        @property
+        def pid(self) -> int: ...
+        @property
+        def stdin(self) -> IO[bytes]: ...
+        @property
+        def stdout(self) -> IO[bytes]: ...
+        @property
+        def stderr(self) -> IO[bytes]: ...
+        def wait(self, timeout: float | None = None) -> int: ...
+        def kill(self) -> None: ...
+
+    _RouteKey = Tuple[bool, str, Optional[str]]  # (tls, host connected to, tunnel host): one pool of connections
+    _Watch = List[Any]  # a _Deadlines entry: [deadline, sequence, connection or None once unwatched]
+
+
 class _Transport(object):
     """What the session needs from a way of moving messages.  Subclasses override
     what applies to them; the defaults here are the "nothing to do" answers.
@@ -3621,29 +3647,40 @@ class _Transport(object):
     kind: str | None = None
     name = "the server"
     carries_headers = False
-    stderr_tail = ()
+    stderr_tail: Sequence[str] = ()
     session_gone = False
-    authorization = None
     restartable = False
-    _router = None
+    _router: _Dispatcher  # set by start()
 
-    def start(self, router):
-        self._router = router
-
-    def cancel(self, request_id):
-        return False
-
-    def configure(self, version, modern):
-        pass
-
-    def after_handshake(self):
-        pass
-
-    def replacement_for(self, error):
+    @property
+    def authorization(self) -> str | None:
         return None
 
+    def start(self, router: _Dispatcher) -> None:
+        self._router = router
 
-def _start_thread(target, name, args=(), what="read from the server", owner=None):
+    def send(self, msg: _Json, data: bytes, deadline: float | None = None, wait_here: bool = False,
+             headers: Mapping[str, str] | None = None) -> None:
+        raise NotImplementedError  # (each transport moves messages its own way)
+
+    def cancel(self, request_id: int | str) -> bool:
+        return False
+
+    def configure(self, version: str | None, modern: bool) -> None:
+        pass
+
+    def after_handshake(self) -> None:
+        pass
+
+    def replacement_for(self, error: McpError) -> _Transport | None:
+        return None
+
+    def close(self, grace: float = CLOSE_GRACE) -> None:
+        pass
+
+
+def _start_thread(target: Callable[..., object], name: str, args: Tuple[Any, ...] = (),
+                  what: str = "read from the server", owner: _Threads | None = None) -> threading.Thread:
     """Start a daemon thread; a process out of threads gets an error that says so.  Every thread
     mcp_min starts is started here, and whoever starts one joins it in its close(): a transport
     its own (reader, writer, request threads), a client's ``_Threads`` (``owner``) the rest."""
@@ -3664,15 +3701,15 @@ class _Threads(object):
     Weak, like a transport's request threads: ``threading`` holds a thread while it runs, so
     only running ones are here and a long-lived client does not pile up ended ones."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._lock = threading.Lock()  # (a WeakSet must not change while it is copied)
-        self._threads = weakref.WeakSet()
+        self._threads: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
 
-    def add(self, thread):
+    def add(self, thread: threading.Thread) -> None:
         with self._lock:
             self._threads.add(thread)
 
-    def join(self, deadline):
+    def join(self, deadline: float) -> List[str]:
         """Wait for them (not the calling one: close() from a callback) until ``deadline``;
         returns the names of those still running then."""
         with self._lock:
@@ -3682,7 +3719,7 @@ class _Threads(object):
         return [t.name for t in threads if t is not me and t.is_alive()]
 
 
-def _join_all(threads, seconds=CLOSE_GRACE):
+def _join_all(threads: Iterable[threading.Thread], seconds: float = CLOSE_GRACE) -> None:
     """Wait for ``threads`` (other than the calling one) to end, all within ``seconds``."""
     deadline = time.monotonic() + seconds
     for thread in threads:
@@ -3692,7 +3729,7 @@ def _join_all(threads, seconds=CLOSE_GRACE):
 
 # -- stdio -----------------------------------------------------------------------------
 
-def _stderr_excerpt(tail):
+def _stderr_excerpt(tail: Sequence[str]) -> str:
     """The end of an error message that quotes what a stdio server last wrote to stderr."""
     if not tail:
         return " (no stderr output)"
@@ -3709,7 +3746,7 @@ _SAFE_ENV = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LC_ALL
     "SYSTEMDRIVE", "SYSTEMROOT", "TEMP", "TMP", "USERNAME", "USERPROFILE", "PROGRAMFILES", "COMSPEC")
 
 
-def _server_env(env, inherit):
+def _server_env(env: Mapping[str, str] | None, inherit: bool) -> Dict[str, str]:
     base = dict(os.environ) if inherit else {k: os.environ[k] for k in _SAFE_ENV if k in os.environ}
     for key, value in (env or {}).items():
         if not isinstance(key, str) or not isinstance(value, str):
@@ -3721,14 +3758,14 @@ def _server_env(env, inherit):
     return base
 
 
-def _env_get(env, name):
+def _env_get(env: Mapping[str, str], name: str) -> str | None:
     for key, value in env.items():
         if key.upper() == name.upper():  # (Windows: a config may say "Path")
             return value
     return None
 
 
-def _resolve_program(argv0, env, cwd):
+def _resolve_program(argv0: str, env: Mapping[str, str], cwd: str | os.PathLike[str] | None) -> str:
     """Windows: the file CreateProcess must be given for ``argv0``.  It neither searches
     PATHEXT nor turns "npx" into npx.cmd, so the most common configs ("command": "npx")
     fail without this; the child's PATH is searched, and a relative path is taken from its
@@ -3743,7 +3780,7 @@ def _resolve_program(argv0, env, cwd):
     return found or argv0
 
 
-def _batch_command_line(program, args):
+def _batch_command_line(program: str, args: Sequence[str]) -> str:
     """Windows: the command line for a .cmd/.bat launcher (npx.cmd).  CreateProcess hands it to
     cmd.exe, which re-parses the line: an unquoted "&" in an argument would start a second
     command.  Inside double quotes cmd.exe leaves & | < > ^ ( ) alone and the program behind
@@ -3760,13 +3797,14 @@ def _batch_command_line(program, args):
     return " ".join(parts)
 
 
-def _process_group():
+def _process_group() -> Dict[str, Any]:
     """Popen keywords that give a server a process group of its own, so close() reaches
     what a launcher (npx, uv) started, and a Ctrl+C in our console does not reach it."""
-    if os.name != "nt":
+    if sys.platform == "win32":  # (as os.name == "nt"; type checkers read this one as the platform)
+        import subprocess  # (no console window per server for GUI and pythonw applications either)
+        return {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP | getattr(subprocess, "CREATE_NO_WINDOW", 0)}
+    else:
         return {"start_new_session": True}
-    import subprocess  # (no console window per server for GUI and pythonw applications either)
-    return {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP | getattr(subprocess, "CREATE_NO_WINDOW", 0)}
 
 
 def _hold_standard_descriptors() -> List[int]:
@@ -3790,7 +3828,7 @@ def _hold_standard_descriptors() -> List[int]:
     return held
 
 
-def _taskkill_argv(pid):
+def _taskkill_argv(pid: int) -> List[str]:
     """Windows: taskkill from the system folder (never whatever PATH finds) ending ``pid``
     and every process it started; it must run while the launcher still lives."""
     root = _env_get(os.environ, "SystemRoot") or "C:\\Windows"
@@ -3814,18 +3852,20 @@ class _WindowsJob(object):
     _KILL_ON_JOB_CLOSE = 0x2000      # JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE
     _EXTENDED_LIMIT_INFORMATION = 9  # JobObjectExtendedLimitInformation
     _PROCESS_ACCESS = 0x0100 | 0x0001  # PROCESS_SET_QUOTA | PROCESS_TERMINATE: what assigning needs
-    _api = None  # (kernel32, the limits structure): our own ctypes view, whose argtypes touch nobody else's
+    # (kernel32, the limits structure, get_last_error): our own ctypes view, whose argtypes touch nobody else's
+    _api: Tuple[Any, Any, Callable[[], int]] | None = None
 
-    def __init__(self, handle):
-        self._handle = handle
+    def __init__(self, handle: int, kernel32: Any) -> None:
+        self._handle: int | None = handle
+        self._kernel32 = kernel32
         self._lock = threading.Lock()  # a handle closed by close() is never used after (nor reused)
 
     @classmethod
-    def for_process(cls, pid):
+    def for_process(cls, pid: int) -> _WindowsJob | None:
         """A new job holding process ``pid`` (ours, so the pid cannot be reused meanwhile), or None."""
         try:
             import ctypes
-            kernel32, limits_type = cls._api or cls._load_api()
+            kernel32, limits_type, last_error = cls._api or cls._load_api()
         except (ImportError, OSError, AttributeError) as e:
             _log.warning("no job objects here (%s): close() can miss what a server started", e)
             return None
@@ -3835,7 +3875,7 @@ class _WindowsJob(object):
         ok = bool(job and process) and kernel32.SetInformationJobObject(
             job, cls._EXTENDED_LIMIT_INFORMATION, ctypes.byref(limits), ctypes.sizeof(limits)) and (
             kernel32.AssignProcessToJobObject(job, process))
-        error = ctypes.get_last_error()
+        error = last_error()
         for handle in (process, None if ok else job):
             if handle:
                 kernel32.CloseHandle(handle)
@@ -3843,53 +3883,58 @@ class _WindowsJob(object):
             _log.warning("no job object for process %d (Windows error %d): close() can miss what it starts",
                          pid, error)
             return None
-        return cls(job)
+        return cls(job, kernel32)
 
     @classmethod
-    def _load_api(cls):
-        import ctypes
-        from ctypes import wintypes
-        kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
-        handle, dword, boolean, size = wintypes.HANDLE, wintypes.DWORD, wintypes.BOOL, ctypes.c_size_t
-        for name, restype, argtypes in (
-                ("CreateJobObjectW", handle, [ctypes.c_void_p, wintypes.LPCWSTR]),
-                ("SetInformationJobObject", boolean, [handle, ctypes.c_int, ctypes.c_void_p, dword]),
-                ("OpenProcess", handle, [dword, boolean, dword]),
-                ("AssignProcessToJobObject", boolean, [handle, handle]),
-                ("TerminateJobObject", boolean, [handle, wintypes.UINT]),
-                ("CloseHandle", boolean, [handle])):
-            function = getattr(kernel32, name)
-            function.restype, function.argtypes = restype, argtypes
+    def _load_api(cls) -> Tuple[Any, Any, Callable[[], int]]:
+        if sys.platform == "win32":  # (type checkers read the Windows API only there)
+            import ctypes
+            from ctypes import wintypes
+            kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
+            handle, dword, boolean, size = wintypes.HANDLE, wintypes.DWORD, wintypes.BOOL, ctypes.c_size_t
+            for name, restype, argtypes in (
+                    ("CreateJobObjectW", handle, [ctypes.c_void_p, wintypes.LPCWSTR]),
+                    ("SetInformationJobObject", boolean, [handle, ctypes.c_int, ctypes.c_void_p, dword]),
+                    ("OpenProcess", handle, [dword, boolean, dword]),
+                    ("AssignProcessToJobObject", boolean, [handle, handle]),
+                    ("TerminateJobObject", boolean, [handle, wintypes.UINT]),
+                    ("CloseHandle", boolean, [handle])):
+                function = getattr(kernel32, name)
+                function.restype, function.argtypes = restype, argtypes
 
-        class ExtendedLimits(ctypes.Structure):  # JOBOBJECT_EXTENDED_LIMIT_INFORMATION
-            _fields_ = [("PerProcessUserTimeLimit", ctypes.c_int64), ("PerJobUserTimeLimit", ctypes.c_int64),
-                        ("LimitFlags", dword), ("MinimumWorkingSetSize", size), ("MaximumWorkingSetSize", size),
-                        ("ActiveProcessLimit", dword), ("Affinity", size), ("PriorityClass", dword),
-                        ("SchedulingClass", dword), ("IoInfo", ctypes.c_ulonglong * 6),
-                        ("ProcessMemoryLimit", size), ("JobMemoryLimit", size),
-                        ("PeakProcessMemoryUsed", size), ("PeakJobMemoryUsed", size)]
-        cls._api = (kernel32, ExtendedLimits)
-        return cls._api
+            class ExtendedLimits(ctypes.Structure):  # JOBOBJECT_EXTENDED_LIMIT_INFORMATION
+                _fields_ = [("PerProcessUserTimeLimit", ctypes.c_int64), ("PerJobUserTimeLimit", ctypes.c_int64),
+                            ("LimitFlags", dword), ("MinimumWorkingSetSize", size), ("MaximumWorkingSetSize", size),
+                            ("ActiveProcessLimit", dword), ("Affinity", size), ("PriorityClass", dword),
+                            ("SchedulingClass", dword), ("IoInfo", ctypes.c_ulonglong * 6),
+                            ("ProcessMemoryLimit", size), ("JobMemoryLimit", size),
+                            ("PeakProcessMemoryUsed", size), ("PeakJobMemoryUsed", size)]
+            api = cls._api = (kernel32, ExtendedLimits, ctypes.get_last_error)
+            return api
+        else:
+            raise OSError("job objects are a Windows API")
 
-    def terminate(self):
+    def terminate(self) -> bool:
         """End every process in the job; False when that could not be done."""
         with self._lock:
-            return self._handle is not None and bool(self._api[0].TerminateJobObject(self._handle, 1))
+            return self._handle is not None and bool(self._kernel32.TerminateJobObject(self._handle, 1))
 
-    def close(self):
+    def close(self) -> None:
         """Close the job (which ends whatever is still in it)."""
         with self._lock:
             handle, self._handle = self._handle, None
             if handle is not None:
-                self._api[0].CloseHandle(handle)
+                self._kernel32.CloseHandle(handle)
 
 
 class _WriteJob(object):
     """One message for _PipeWriter: queued, then started by the thread or withdrawn by the sender."""
     __slots__ = ("data", "state", "started", "done", "error")
+    error: OSError | None
 
-    def __init__(self, data):
-        self.data, self.state, self.started, self.done, self.error = data, "queued", None, threading.Event(), None
+    def __init__(self, data: bytes) -> None:
+        # (started: the time.monotonic() the thread began it, once ``state`` is "started")
+        self.data, self.state, self.started, self.done, self.error = data, "queued", 0.0, threading.Event(), None
 
 
 class _PipeWriter(object):
@@ -3898,12 +3943,13 @@ class _PipeWriter(object):
     A message the thread has not begun by its deadline is withdrawn: none of it goes out; one it
     began just before gets WRITE_FINISH_GRACE from its start to end."""
 
-    def __init__(self, fd, name):
-        self._fd, self._jobs = fd, SimpleQueue()
+    def __init__(self, fd: int, name: str) -> None:
+        self._fd = fd
+        self._jobs: SimpleQueue[_WriteJob | None] = SimpleQueue()
         self._lock = threading.Lock()  # a job is either started or withdrawn, never both
         self._thread = _start_thread(self._run, name, what="write to the server")
 
-    def write(self, data, deadline):
+    def write(self, data: bytes, deadline: float | None) -> bool | None:
         """True once written; None when the deadline came before the write began (nothing went
         out: the stream is intact); False when it came during the write (how much went out is
         unknown); raises the OSError of a failed write."""
@@ -3920,17 +3966,17 @@ class _PipeWriter(object):
             raise job.error
         return True
 
-    def close(self):
+    def close(self) -> None:
         """The thread ends once what is queued before this is written (join() waits for that)."""
         self._jobs.put(None)
 
-    def join(self, seconds):
+    def join(self, seconds: float) -> None:
         """After close(): wait up to ``seconds`` for the thread to end.  It cannot end while a
         write to a peer that does not read blocks it (nothing but the peer ends such a write):
         the caller then leaves it, with its descriptor, to end with the peer."""
         self._thread.join(seconds)
 
-    def _run(self):
+    def _run(self) -> None:
         while True:
             job = self._jobs.get()
             if job is None:
@@ -3948,7 +3994,7 @@ class _PipeWriter(object):
             job.done.set()
 
 
-def _split_command(command):
+def _split_command(command: str) -> List[str]:
     """A command string as an argv list, by the rules of this platform's shells."""
     if os.name == "nt":
         return _split_windows(command)
@@ -3956,12 +4002,14 @@ def _split_command(command):
     return shlex.split(command)
 
 
-def _split_windows(command):
+def _split_windows(command: str) -> List[str]:
     """Split a command line as the Microsoft C runtime splits a program's own: blanks
     separate words, double quotes group; 2n backslashes before a quote give n backslashes
     and the quote delimits, 2n+1 give n and a literal quote; a doubled quote inside quotes
     is a literal quote; other backslashes are literal, and in the first word (the program)
     every backslash is, so "C:\\Program Files\\x.exe" works as typed."""
+    argv: List[str]
+    word: List[str]
     argv, word, in_word, quoted = [], [], False, False
     i, n = 0, len(command)
     while i < n:
@@ -4011,7 +4059,9 @@ class _StdioTransport(_Transport):
     kind = "stdio"
     restartable = True
 
-    def __init__(self, argv, env=None, inherit_env=False, cwd=None, on_stderr=None, timeout=DEFAULT_TIMEOUT):
+    def __init__(self, argv: Sequence[str | os.PathLike[str]], env: Mapping[str, str] | None = None,
+                 inherit_env: bool = False, cwd: str | os.PathLike[str] | None = None,
+                 on_stderr: Callable[[str], object] | None = None, timeout: float = DEFAULT_TIMEOUT) -> None:
         self.argv = [str(a) if isinstance(a, os.PathLike) else a for a in argv]
         if not self.argv or not all(isinstance(a, str) for a in self.argv):
             raise ValueError("the server command must be a non-empty list of strings, not %r" % (argv,))
@@ -4020,30 +4070,33 @@ class _StdioTransport(_Transport):
         self._env = _server_env(env, inherit_env)
         self._cwd = cwd
         self._on_stderr = on_stderr
-        self.stderr_tail = collections.deque(maxlen=STDERR_LINES)
+        self._stderr_lines: Deque[str] = collections.deque(maxlen=STDERR_LINES)
+        self.stderr_tail = self._stderr_lines
         self._write_lock = threading.Lock()
         self._pid = _pid  # the process that owns the server; a forked child leaves it alone
-        self._proc = None
+        self._proc: _Child | None = None
         self._closing = False  # close() has begun: nothing more is written
-        self._drop_reason = None  # set when we kill the server ourselves, and why
-        self._reader = self._stderr_reader = self._writer = None  # (the writer: Windows only)
+        self._drop_reason: str | None = None  # set when we kill the server ourselves, and why
+        self._reader: threading.Thread | None = None
+        self._stderr_reader: threading.Thread | None = None
+        self._writer: _PipeWriter | None = None  # (Windows only)
         # Set when the stderr reader has read its last line.  The stdout reader waits on this, not
         # on join(): close() may join the same thread at the same moment, and two concurrent joins
         # of one thread can raise RuntimeError ("cannot release un-acquired lock"; seen on PyPy 3.9).
         self._stderr_done = threading.Event()
-        self._job = None  # Windows: the job object holding the server's process tree
+        self._job: _WindowsJob | None = None  # Windows: the job object holding the server's process tree
 
-    def start(self, router):
+    def start(self, router: _Dispatcher) -> None:
         subprocess = _stdlib("subprocess", "running a stdio server")  # (HTTP-only users never import it)
         self._router = router
-        command = self.argv
+        command: str | List[str] = self.argv
         if os.name == "nt":
             program = _resolve_program(self.argv[0], self._env, self._cwd)
             command = _batch_command_line(program, self.argv[1:]) if os.path.splitext(program)[1].lower() in (
                 ".cmd", ".bat") else [program] + self.argv[1:]
         held = _hold_standard_descriptors()  # (the server gets its 0, 1 and 2 either way: our pipes)
         try:
-            self._proc = subprocess.Popen(
+            proc: _Child = subprocess.Popen(
                 command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
                 env=self._env, cwd=self._cwd, close_fds=True, **_process_group())
         except OSError as e:
@@ -4053,8 +4106,9 @@ class _StdioTransport(_Transport):
         finally:
             for fd in held:
                 os.close(fd)
-        pid = self._proc.pid
-        self._stdin_fd = self._proc.stdin.fileno()
+        self._proc = proc
+        pid = proc.pid
+        self._stdin_fd = proc.stdin.fileno()
         if os.name == "posix":  # lets a write give up when the server stops reading
             os.set_blocking(self._stdin_fd, False)
         else:
@@ -4065,8 +4119,8 @@ class _StdioTransport(_Transport):
             # stderr's reader first: the stdout reader's error for a server that is gone waits for it,
             # so it must exist by the time the stdout reader can see the end of its stream
             self._stderr_reader = _start_thread(self._stderr_loop, "mcp_min-stderr-%d" % pid,
-                                                what="read the server's stderr")
-            self._reader = _start_thread(self._read_loop, "mcp_min-reader-%d" % pid)
+                                                (proc.stderr.fileno(),), "read the server's stderr")
+            self._reader = _start_thread(self._read_loop, "mcp_min-reader-%d" % pid, (proc.stdout.fileno(),))
         except ConnectionClosed:
             self._kill()
             if self._job is not None:
@@ -4074,9 +4128,9 @@ class _StdioTransport(_Transport):
             raise
 
     # -- receiving (reader thread) -------------------------------------------
-    def _read_loop(self):
+    def _read_loop(self, fd: int) -> None:
         receive, loads = self._router.receive, _decode_str
-        read, fd = os.read, self._proc.stdout.fileno()
+        read = os.read
         splitter = _LineSplitter(MAX_MESSAGE_BYTES, lambda: _log.warning(
             "%s sent a message of over %d bytes; dropped it", self.name, MAX_MESSAGE_BYTES))
         feed = splitter.feed
@@ -4089,22 +4143,23 @@ class _StdioTransport(_Transport):
                 # parsed value), and nothing of it is held while the next read waits: a large
                 # message costs about twice its size here, not five times.
                 for i in range(len(lines)):
-                    line, lines[i] = lines[i], None
+                    line, lines[i] = lines[i], b""
                     if not line or line == b"\r":  # blank lines and bare CRs are tolerated silently
                         continue
+                    text = ""
                     try:
                         text = line.decode("utf-8")
-                        line = None
+                        line = b""
                         msg = loads(text)
                     except (ValueError, RecursionError):  # (UnicodeDecodeError, JSON nested too deeply)
-                        shown = bytes(line[:_EXCERPT_CHARS]) if line is not None else (
+                        shown = bytes(line[:_EXCERPT_CHARS]) if line else (  # (line: not yet decoded)
                             text[:_EXCERPT_CHARS].encode("utf-8"))
                         if shown.strip():
                             _log.warning("%s wrote a line that is not JSON: %s", self.name,
                                          _shorten(repr(shown[:_EXCERPT_CHARS]), _SHOWN_CHARS))
                         continue
                     finally:
-                        text = None
+                        text = ""
                     try:
                         receive(msg)
                     except Exception:  # a bug in routing must not end the reader
@@ -4121,8 +4176,8 @@ class _StdioTransport(_Transport):
                 error = ConnectionClosed("%s ended its output (%s)" % (self.name, e))
             self._router.closed(error)
 
-    def _stderr_loop(self):
-        read, fd = os.read, self._proc.stderr.fileno()
+    def _stderr_loop(self, fd: int) -> None:
+        read = os.read
         pending = b""
         try:
             while True:
@@ -4142,20 +4197,20 @@ class _StdioTransport(_Transport):
             finally:
                 self._stderr_done.set()
 
-    def _stderr_line(self, raw):
+    def _stderr_line(self, raw: bytes) -> None:
         text = raw.decode("utf-8", "replace").rstrip("\r")
-        self.stderr_tail.append(_shorten(text, STDERR_LINE_CHARS))
+        self._stderr_lines.append(_shorten(text, STDERR_LINE_CHARS))
         if self._on_stderr is not None:  # hands over to a worker thread: never blocks this reader
             self._on_stderr(text)
 
-    def _closed_error(self, deadline=None):
+    def _closed_error(self, deadline: float | None = None) -> ConnectionClosed:
         import subprocess
         if self._closing:
             return ConnectionClosed("client closed the connection to %s" % self.name)
-        def within(seconds):
+        def within(seconds: float) -> float:
             return seconds if deadline is None else min(seconds, _remaining(deadline))
         try:
-            code = self._proc.wait(within(1.0))
+            code: int | None = self._child.wait(within(1.0))
         except subprocess.TimeoutExpired:
             code = None
         if self._stderr_reader is not None:
@@ -4178,8 +4233,14 @@ class _StdioTransport(_Transport):
         error._by_deadline = self._drop_reason is not None  # (see _drop)
         return error
 
+    @property
+    def _child(self) -> _Child:  # the server process, for what runs only once start() made it
+        assert self._proc is not None
+        return self._proc
+
     # -- sending -------------------------------------------------------------
-    def send(self, msg, data, deadline=None, wait_here=False, headers=None):
+    def send(self, msg: _Json, data: bytes, deadline: float | None = None, wait_here: bool = False,
+             headers: Mapping[str, str] | None = None) -> None:
         if deadline is None:
             deadline = time.monotonic() + self.timeout
         if not self._write_lock.acquire(True, _remaining(deadline)):
@@ -4196,7 +4257,7 @@ class _StdioTransport(_Transport):
         finally:
             self._write_lock.release()
 
-    def _write_error(self, error, deadline):
+    def _write_error(self, error: OSError, deadline: float | None) -> ConnectionClosed:
         # A server that closed its stdin has usually exited: its exit code and last stderr lines
         # say why, where the broken pipe alone would not (waited for within the deadline only).
         closed = self._closed_error(deadline)
@@ -4204,7 +4265,7 @@ class _StdioTransport(_Transport):
             return ConnectionClosed("cannot write to %s: %s" % (self.name, error))
         return closed
 
-    def _write_all(self, data, deadline):
+    def _write_all(self, data: bytes, deadline: float) -> None:
         fd = self._stdin_fd
         try:
             n = os.write(fd, data)
@@ -4229,10 +4290,11 @@ class _StdioTransport(_Transport):
             except OSError as e:
                 raise self._write_error(e, deadline)
 
-    def _write_windows(self, data, deadline):
+    def _write_windows(self, data: bytes, deadline: float) -> None:
         # The writer thread writes.  A write that began and did not end by the deadline left
         # an unknown part out, so the connection is dropped (killing the server frees the
         # write); one the thread had not begun was withdrawn, and the stream is intact.
+        assert self._writer is not None  # (start() made it wherever this writes)
         try:
             written = self._writer.write(data, deadline)
         except OSError as e:
@@ -4242,7 +4304,7 @@ class _StdioTransport(_Transport):
         if not written:
             self._drop("stopped reading its stdin")
 
-    def _drop(self, why):
+    def _drop(self, why: str) -> NoReturn:
         """A write still blocked at its deadline left part of a message out: the stream is broken,
         so the connection is dropped -- every other request and every later call sees it closed
         (``_by_deadline``: a request whose deadline passed too sees a timeout).  The deadline wins
@@ -4252,7 +4314,7 @@ class _StdioTransport(_Transport):
         raise RequestTimeout("the deadline passed while writing to %s: %s" % (self.name, self._drop_reason))
 
     # -- shutting down -------------------------------------------------------
-    def close(self, grace=CLOSE_GRACE):
+    def close(self, grace: float = CLOSE_GRACE) -> None:
         """Close stdin, wait ``grace``, terminate, wait, kill (the whole process group or
         tree); then reap and join, every step bounded."""
         proc = self._proc
@@ -4303,41 +4365,41 @@ class _StdioTransport(_Transport):
         if self._job is not None:
             self._job.close()
 
-    def _wait(self, seconds):
+    def _wait(self, seconds: float) -> bool:
         import subprocess
         try:
-            self._proc.wait(seconds)
+            self._child.wait(seconds)
             return True
         except subprocess.TimeoutExpired:
             return False
 
-    def _terminate(self):
+    def _terminate(self) -> None:
         if os.name == "posix":
             self._signal("SIGTERM")
         else:
             self._kill()  # Windows has no gentle signal for a console-less process tree
 
-    def _signal(self, name):
+    def _signal(self, name: str) -> None:
         try:
             import signal
-            os.killpg(self._proc.pid, getattr(signal, name))
+            os.killpg(self._child.pid, getattr(signal, name))
         except (OSError, ValueError):
             pass  # already gone
 
-    def _kill(self):
+    def _kill(self) -> None:
         if os.name == "posix":
             self._signal("SIGKILL")
         else:  # the whole tree: npx/uvx grandchildren would keep the pipes open
             if self._job is None or not self._job.terminate():
                 import subprocess  # (taskkill /T: only while the server itself still lives)
                 try:
-                    subprocess.run(_taskkill_argv(self._proc.pid), stdin=subprocess.DEVNULL,
+                    subprocess.run(_taskkill_argv(self._child.pid), stdin=subprocess.DEVNULL,
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=CLOSE_GRACE,
                                    **_process_group())
                 except (OSError, subprocess.SubprocessError):
                     pass
             try:
-                self._proc.kill()
+                self._child.kill()
             except OSError:
                 pass
         self._wait(CLOSE_GRACE)
@@ -4345,7 +4407,7 @@ class _StdioTransport(_Transport):
 
 # -- streams: the stdio framing over byte streams the caller already has ----------------
 
-def _fd_of(stream, what):
+def _fd_of(stream: Any, what: str) -> int:
     """The descriptor of a stream given to Client.over(): an int, or anything with fileno()."""
     try:
         fd = stream if type(stream) is int else stream.fileno()
@@ -4355,17 +4417,6 @@ def _fd_of(stream, what):
     if type(fd) is not int or fd < 0:
         raise ValueError("the %s has no usable file descriptor: %r" % (what, stream))
     return fd
-
-
-class _NoProcess(object):
-    """Stands in for the server process where the stdio reader looks for its input
-    (``proc.stdout.fileno()``) when there is no process: the stream transport's reader."""
-
-    def __init__(self, fd):
-        self.stdout, self._fd = self, fd
-
-    def fileno(self):
-        return self._fd
 
 
 class _StreamTransport(_StdioTransport):
@@ -4382,13 +4433,14 @@ class _StreamTransport(_StdioTransport):
     kind = "streams"
     restartable = False
 
-    def __init__(self, reader, writer=None, timeout=DEFAULT_TIMEOUT):
+    def __init__(self, reader: Any, writer: Any = None, timeout: float = DEFAULT_TIMEOUT) -> None:
         _stdlib("select", "Client.over()")  # (a write waits on it while the pipe is full)
         socket = sys.modules.get("socket")  # (a Python that never imported it was given no socket)
         writer = reader if writer is None else writer
         self._rfd, self._wfd = _fd_of(reader, "reader"), _fd_of(writer, "writer")
         self._streams = [reader] if self._rfd == self._wfd else [writer, reader]  # closed in this order
-        self._socket = next((s for s in (reader, writer) if socket and isinstance(s, socket.socket)), None)
+        self._socket: _socket_module.socket | None = next(
+            (s for s in (reader, writer) if socket and isinstance(s, socket.socket)), None)
         if self._socket is not None and os.name == "nt":
             raise ValueError("on Windows a socket is not a file descriptor: give Client.over() pipe ends")
         self.timeout = timeout
@@ -4402,72 +4454,74 @@ class _StreamTransport(_StdioTransport):
         self._drop_reason = None
         self._reader = self._stderr_reader = self._writer = None
 
-    def start(self, router):
-        if self._proc is not None:
+    def start(self, router: _Dispatcher) -> None:
+        if self._writer is not None:
             raise ConnectionClosed("%s ended, and streams cannot be reopened" % self.name)
         self._router = router
-        self._proc = _NoProcess(self._rfd)
         self._stdin_fd = self._wfd
-        self._writer = _PipeWriter(self._wfd, "mcp_min-writer-streams")
+        writer = self._writer = _PipeWriter(self._wfd, "mcp_min-writer-streams")
         try:
-            self._reader = _start_thread(self._read_loop, "mcp_min-reader-streams")
+            self._reader = _start_thread(self._read_loop, "mcp_min-reader-streams", (self._rfd,))
         except ConnectionClosed:
-            self._writer.close()
-            self._writer.join(CLOSE_GRACE)  # (nothing was queued: at once)
+            writer.close()
+            writer.join(CLOSE_GRACE)  # (nothing was queued: at once)
             raise
 
     # Writes go through the writer thread on every platform (the stdio transport uses it on Windows).
     _write_all = _StdioTransport._write_windows
 
-    def _kill(self):
+    def _kill(self) -> None:
         # A write outlived its deadline (see _drop): half a message may be out, so the stream is over.
         if self._socket is not None:
-            self._shut_down()  # also ends the reader
+            self._shut_down(self._socket)  # also ends the reader
         self._router.closed(self._closed_error())
 
-    def _shut_down(self):
+    @staticmethod
+    def _shut_down(sock: _socket_module.socket) -> None:
         import socket
         try:
-            self._socket.shutdown(socket.SHUT_RDWR)
+            sock.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass  # not connected any more
 
-    def _closed_error(self):
+    def _closed_error(self, deadline: float | None = None) -> ConnectionClosed:
+        # (``deadline``: as the stdio one's, which _write_error passes; here nothing is waited for)
         if self._closing:
             return ConnectionClosed("client closed the connection to %s" % self.name)
         error = ConnectionClosed(self._drop_reason or "%s ended its output" % self.name)
         error._by_deadline = self._drop_reason is not None  # (see _drop)
         return error
 
-    def close(self, grace=CLOSE_GRACE):
+    def close(self, grace: float = CLOSE_GRACE) -> None:
         """Bounded and idempotent; a descriptor another thread may still use stays open (with a warning)."""
-        if self._proc is None or self._closing or _pid != self._pid:
-            return
+        writer, reader = self._writer, self._reader
+        if writer is None or reader is None or self._closing or _pid != self._pid:
+            return  # (not started, or its start failed: then its writer ended already)
         self._closing = True
         if self._socket is not None:
-            self._shut_down()
+            self._shut_down(self._socket)
         locked = self._write_lock.acquire(True, CLOSE_GRACE)
         try:  # an empty write is a barrier: once it is through, no earlier write still uses the writer
-            idle = locked and self._writer.write(b"", time.monotonic() + CLOSE_GRACE)
-            self._writer.close()
+            idle = locked and writer.write(b"", time.monotonic() + CLOSE_GRACE)
+            writer.close()
         finally:
             if locked:
                 self._write_lock.release()
         if idle:
-            self._writer.join(CLOSE_GRACE)  # its stop was next in its queue: it ends at once
-        if self._reader is not threading.current_thread():
+            writer.join(CLOSE_GRACE)  # its stop was next in its queue: it ends at once
+        if reader is not threading.current_thread():
             if idle and self._rfd != self._wfd:
                 self._close_stream(self._streams[0])  # EOF for the server: it ends its output
-            self._reader.join(CLOSE_GRACE)
+            reader.join(CLOSE_GRACE)
         if not idle:
             _log.warning("a write to %s is still stuck; its writer stays open", self.name)
-        elif self._reader.is_alive():
+        elif reader.is_alive():
             _log.warning("%s has not ended its output; its reader stays open", self.name)
         else:
             self._close_stream(self._streams[-1])
 
     @staticmethod
-    def _close_stream(stream):
+    def _close_stream(stream: Any) -> None:
         try:
             os.close(stream) if type(stream) is int else stream.close()
         except OSError:
@@ -4489,21 +4543,21 @@ class _Deadlines(object):
     ``release()`` waits for that -- so no thread is left once close() returns, and
     a client's requests never pay for starting one."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         import heapq
         self._push, self._pop = heapq.heappush, heapq.heappop
         self._cond = threading.Condition(threading.Lock())
-        self._heap = []  # [deadline, sequence, connection or None once unwatched]
+        self._heap: List[_Watch] = []  # [deadline, sequence, connection or None once unwatched]
         self._sequence = itertools.count()
-        self._thread = None
+        self._thread: threading.Thread | None = None
         self._holders = 0  # open engines that keep the thread waiting for work
         self._wake_at = 0.0  # when the thread next wakes by itself (infinity: only when notified)
 
-    def hold(self):
+    def hold(self) -> None:
         with self._cond:
             self._holders += 1
 
-    def release(self):
+    def release(self) -> None:
         with self._cond:
             self._holders -= 1
             thread = self._thread if self._holders == 0 else None
@@ -4512,7 +4566,7 @@ class _Deadlines(object):
         if thread is not None and thread is not threading.current_thread():
             thread.join(CLOSE_GRACE)  # at once unless a request is still being cut
 
-    def watch(self, deadline, conn):
+    def watch(self, deadline: float, conn: _ConnState) -> _Watch:
         entry = [deadline, next(self._sequence), conn]
         with self._cond:
             self._push(self._heap, entry)
@@ -4526,7 +4580,7 @@ class _Deadlines(object):
                 self._cond.notify()
         return entry
 
-    def unwatch(self, entry):
+    def unwatch(self, entry: _Watch) -> None:
         with self._cond:
             entry[2] = None
             while self._heap and self._heap[0][2] is None:  # keep the heap as small as the work
@@ -4534,7 +4588,7 @@ class _Deadlines(object):
             if not self._heap and not self._holders and self._thread is not None:
                 self._cond.notify()  # nothing left to watch for anyone: the thread may end
 
-    def _run(self):
+    def _run(self) -> None:
         with self._cond:
             while True:
                 while self._heap and self._heap[0][2] is None:
@@ -4555,11 +4609,11 @@ class _Deadlines(object):
                     entry[2] = None
 
 
-_deadlines = None  # this process's _Deadlines, made when the first HTTP engine needs it
+_deadlines: _Deadlines | None = None  # this process's _Deadlines, made when the first HTTP engine needs it
 _deadlines_made = threading.Lock()  # (two threads making it at once would split the holders)
 
 
-def _the_deadlines():
+def _the_deadlines() -> _Deadlines:
     global _deadlines
     with _deadlines_made:
         if _deadlines is None:
@@ -4567,7 +4621,7 @@ def _the_deadlines():
         return _deadlines
 
 
-def _forget_deadlines_in_child():
+def _forget_deadlines_in_child() -> None:
     # The thread does not exist in a forked child, and the parent's locks may have been held.
     global _deadlines, _deadlines_made
     _deadlines, _deadlines_made = None, threading.Lock()
@@ -4577,27 +4631,34 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_deadlines_in_child)
 
 
-def _watch(deadline, conn):
+def _watch(deadline: float, conn: _ConnState) -> _Watch:
     return (_deadlines or _the_deadlines()).watch(deadline, conn)
 
 
-def _unwatch(entry):
+def _unwatch(entry: _Watch | None) -> None:
     if entry is not None and _deadlines is not None:
         _deadlines.unwatch(entry)
 
 
-class _ConnState(object):
+if TYPE_CHECKING:
+    _ConnBase = _http_client.HTTPConnection  # (what _ConnState is always mixed into)
+else:
+    _ConnBase = object
+
+
+class _ConnState(_ConnBase):
     """What mcp_min adds to http.client's connections (mixed into the _Conn and _TlsConn
     classes, which _conn_class() makes on first use, so only HTTP users import http.client)."""
 
     cut_short = False  # cut(): a request on it must not pass for answered, nor the connection be pooled
-    raw_sock = None  # the socket: http.client forgets ``sock`` once a response owns it; cut() does not
+    # the socket: http.client forgets ``sock`` once a response owns it; cut() does not
+    raw_sock: _socket_module.socket | None = None
 
-    def connect(self):
+    def connect(self) -> None:
         super(_ConnState, self).connect()
         self.raw_sock = self.sock
 
-    def cut(self):
+    def cut(self) -> None:
         """Cut the connection from any thread: the socket is shut down, so a blocked reader wakes."""
         self.cut_short = True
         if self.raw_sock is not None:
@@ -4607,7 +4668,7 @@ class _ConnState(object):
             except (OSError, ValueError):
                 pass
 
-    def dropped(self):
+    def dropped(self) -> bool:
         """True when this idle kept-alive connection is unusable: never connected, cut, or
         readable (the server closed it, or sent something unasked: the same to us)."""
         if self.sock is None or self.cut_short:
@@ -4623,10 +4684,10 @@ class _ConnState(object):
             return True
 
 
-_conn_classes = {}  # tls -> the connection class
+_conn_classes: Dict[bool, Callable[..., _ConnState]] = {}  # tls -> the connection class
 
 
-def _conn_class(tls):
+def _conn_class(tls: bool) -> Callable[..., _ConnState]:
     if not _conn_classes:
         import http.client
 
@@ -4638,7 +4699,7 @@ def _conn_class(tls):
             class _TlsConn(_ConnState, http.client.HTTPSConnection):
                 pass
             _conn_classes[True] = _TlsConn
-    return _conn_classes.get(tls)
+    return _conn_classes[tls]  # (True: there once ssl imports, which _Tls.context() checks first)
 
 
 class _Cut(object):
@@ -4646,11 +4707,12 @@ class _Cut(object):
     before its answer has started."""
 
     __slots__ = ("conn", "cut")
+    conn: _ConnState | None
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.conn, self.cut = None, False
 
-    def __call__(self):
+    def __call__(self) -> None:
         self.cut = True
         if self.conn is not None:
             self.conn.cut()
@@ -4659,7 +4721,7 @@ class _Cut(object):
 _CLIENT_CERT_HINT = "; %s for a client certificate: cert=\"client.pem\" (CLI: --cert)"  # % "it asks", "if it asks"
 
 
-def _network_error(error, url, deadline, what="connection to"):
+def _network_error(error: BaseException, url: str, deadline: float | None, what: str = "connection to") -> McpError:
     """The one map from a network failure (or an McpError of the exchange) to what the caller
     sees.  Once the deadline passed, whatever failed is RequestTimeout: the deadline thread's
     cut shows as a broken pipe or a reset, sending or reading."""
@@ -4673,7 +4735,7 @@ def _network_error(error, url, deadline, what="connection to"):
     ssl = sys.modules.get("ssl")  # (imported by then, if TLS was used at all)
     if ssl is not None and isinstance(error, ssl.SSLCertVerificationError):
         return ConnectionClosed("TLS: the certificate of %s is not trusted (%s); give its CA with verify="
-                                "\"ca.pem\" (CLI: --cacert)" % (url, error.verify_message or error))
+                                "\"ca.pem\" (CLI: --cacert)" % (url, getattr(error, "verify_message", None) or error))
     if ssl is not None and isinstance(error, ssl.SSLError):
         if "CERTIFICATE_REQUIRED" in str(error) or "HANDSHAKE_FAILURE" in str(error):
             hint = _CLIENT_CERT_HINT % "it asks"
@@ -4690,8 +4752,10 @@ class _Answer(object):
     """One HTTP response: ``status``, ``headers``, ``url``; bounded reads; ``release()``
     returns the connection to the pool when it can serve another request."""
 
-    def __init__(self, engine, resp, conn, key, watch, deadline, url, cut=None):
-        self._engine, self._resp, self._conn, self._key = engine, resp, conn, key
+    def __init__(self, engine: _HttpEngine, resp: _http_client.HTTPResponse, conn: _ConnState, key: _RouteKey,
+                 watch: _Watch | None, deadline: float | None, url: str, cut: _Cut | None = None) -> None:
+        self._conn: _ConnState | None = conn  # (None once released)
+        self._engine, self._resp, self._key = engine, resp, key
         self._watch, self._deadline, self._cut = watch, deadline, cut
         self.url = url
         self.status = resp.status
@@ -4700,10 +4764,11 @@ class _Answer(object):
         # True once the body was provably read to its end (see release()).
         self._whole = False
 
-    def read(self, limit=MAX_MESSAGE_BYTES):
+    def read(self, limit: int = MAX_MESSAGE_BYTES) -> bytes:
         """The whole body, read in bounded pieces; McpError when it is larger than ``limit``."""
         import http.client
-        parts, size = [], 0
+        parts: List[bytes] = []
+        size = 0
         try:
             length = self._resp.length
             if length is not None and length <= limit:  # the usual case: one read of what was announced
@@ -4716,7 +4781,7 @@ class _Answer(object):
                 piece = self._resp.read(HTTP_READ_CHUNK)
                 if not piece:
                     # http.client ends a body cut short quietly: it must not pass for a whole one.
-                    if self._resp.length or self._conn.cut_short:
+                    if self._resp.length or self._conn is None or self._conn.cut_short:
                         raise http.client.IncompleteRead(b"".join(parts), self._resp.length)
                     self._whole = True
                     return b"".join(parts)
@@ -4729,7 +4794,7 @@ class _Answer(object):
             self.abort()
             raise _network_error(e, self.url, self._deadline, "reading the answer from")
 
-    def read_some(self, limit):
+    def read_some(self, limit: int) -> bytes:
         """What a stream has next, at most ``limit`` bytes, as soon as any came (one read of
         the socket at most); b"" when it ended, was cut, or failed."""
         import http.client
@@ -4739,7 +4804,7 @@ class _Answer(object):
             self.abort()  # whatever state the connection is in, it is not one to reuse
             return b""
 
-    def discard(self):
+    def discard(self) -> None:
         """Done with an answer whose body we do not need (that of a notification): an empty
         one leaves the connection reusable; any other is not read at all -- a server that
         streams or trickles one cannot hold us -- and its connection is dropped."""
@@ -4750,22 +4815,24 @@ class _Answer(object):
             self.abort()
         self.release()
 
-    def stream_forever(self):
+    def stream_forever(self) -> None:
         """From now on this is a stream that may stay quiet: no deadline, no read timeout
         (close() ends it by cutting the connection)."""
         _unwatch(self._watch)
         self._watch = None
-        try:
-            self._conn.raw_sock.settimeout(None)
-        except (AttributeError, OSError):
-            pass
+        sock = self._conn.raw_sock if self._conn is not None else None
+        if sock is not None:
+            try:
+                sock.settimeout(None)
+            except OSError:
+                pass
 
-    def abort(self):
+    def abort(self) -> None:
         conn = self._conn
         if conn is not None:
             conn.cut()
 
-    def release(self):
+    def release(self) -> None:
         """Done with this answer: pool the connection when its body was provably read to
         the end by read() or discard().  A stream read by read_some() never is: it is given
         up once its answer came, or it ended wherever the server or a cut ended it, and a
@@ -4783,10 +4850,10 @@ class _Answer(object):
         if not (reusable and self._engine._idle_put(self._key, conn)):
             conn.close()
 
-    def __enter__(self):
+    def __enter__(self) -> _Answer:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.release()
 
 
@@ -4801,7 +4868,8 @@ class _Tls(object):
     and its key, or a (certificate file, key file) pair.  ``ssl_context``: a ready
     ``ssl.SSLContext``, used as it is (then neither of the others)."""
 
-    def __init__(self, verify=True, cert=None, ssl_context=None):
+    def __init__(self, verify: bool | str = True, cert: str | Tuple[str, str] | List[str] | None = None,
+                 ssl_context: _ssl_module.SSLContext | None = None) -> None:
         if not (isinstance(verify, bool) or isinstance(verify, str) and verify):
             raise ValueError("verify must be True, False or the path of a CA file or directory, not %r" % (verify,))
         if not (cert is None or isinstance(cert, str) and cert or isinstance(cert, (tuple, list)) and len(
@@ -4817,15 +4885,16 @@ class _Tls(object):
         if verify is not True or cert is not None:
             self.context()  # a wrong path is an error now, not at the first request
 
-    def context(self):
+    def context(self) -> _ssl_module.SSLContext:
         with self._lock:
             if self._context is None:
                 self._context = self._make()
             return self._context
 
-    def _make(self):
+    def _make(self) -> _ssl_module.SSLContext:
         ssl = _stdlib("ssl", "TLS (https:// URLs, verify=, cert=)")
         verify = self.verify
+        context: _ssl_module.SSLContext
         try:
             if isinstance(verify, str):
                 context = ssl.create_default_context(**{"capath" if os.path.isdir(verify) else "cafile": verify})
@@ -4864,22 +4933,25 @@ class _HttpEngine(object):
     engine, which lives as long as its OAuth object and talks to servers rarely).
     """
 
-    def __init__(self, credential_headers=(), keep_alive=True, tls=None):
+    def __init__(self, credential_headers: Iterable[str] = (), keep_alive: bool = True,
+                 tls: _Tls | None = None) -> None:
         for name in _HTTP_MODULES:  # here, once: the engine's own imports then cannot fail
             _stdlib(name, "HTTP (http:// and https:// URLs)")
         self._own = frozenset(h.lower() for h in credential_headers)
         self._lock = threading.Lock()
-        self._routes = {}  # URL -> its _Route
-        self._idle = {}  # (tls, host connected to, tunnel host) -> [idle connections]
+        self._routes: Dict[str, _Route] = {}  # URL -> its _Route
+        self._idle: Dict[_RouteKey, List[_ConnState]] = {}  # (tls, host, tunnel host) -> [idle connections]
         self._tls = tls or _Tls()
         self._closed = not keep_alive  # (a closed engine pools nothing)
-        self._deadlines = None
+        self._deadlines: _Deadlines | None = None
         if keep_alive:  # the deadline thread waits for this engine's requests until close()
             self._deadlines, self._pid = _the_deadlines(), _pid
             self._deadlines.hold()
-        self.authorization = None  # the fingerprint of what the auth plug-in last gave (see _Transport)
+        self.authorization: str | None = None  # the fingerprint of what the auth plug-in last gave (see _Transport)
 
-    def request(self, method, url, headers, body=None, deadline=None, auth=None, cut=None, secure=False):
+    def request(self, method: str, url: str, headers: Mapping[str, str], body: bytes | None = None,
+                deadline: float | None = None, auth: Any = None, cut: _Cut | None = None,
+                secure: bool = False) -> _Answer:
         """Send one request and return its _Answer, whatever the status (a non-2xx
         answer comes with ``.body`` read and its connection released).
 
@@ -4887,7 +4959,8 @@ class _HttpEngine(object):
         most MAX_AUTH_RETRIES times.  ``secure`` refuses any URL (redirects included)
         that is not https or http on a loopback address.  Network failures raise
         ConnectionClosed; the deadline passing raises RequestTimeout."""
-        for attempt in range(MAX_AUTH_RETRIES + 1):
+        attempt = 0
+        while True:
             sent, private = dict(headers), self._own
             if auth is not None:
                 given = _clean_headers(auth.headers(method, url) or {}, "auth header")
@@ -4898,12 +4971,13 @@ class _HttpEngine(object):
                 private = private | {k.lower() for k in given}
             answer = self._follow(method, url, sent, body, deadline, cut, secure, private)
             challenge = getattr(auth, "challenge", None)
-            if answer.status not in (401, 403) or challenge is None or attempt == MAX_AUTH_RETRIES \
+            if answer.status not in (401, 403) or challenge is None or attempt >= MAX_AUTH_RETRIES \
                     or not challenge(method, url, answer.status, answer.headers, sent):
                 return answer
-        return answer
+            attempt += 1
 
-    def _follow(self, method, url, headers, body, deadline, cut, secure, private=frozenset()):
+    def _follow(self, method: str, url: str, headers: Mapping[str, str], body: bytes | None, deadline: float | None,
+                cut: _Cut | None, secure: bool, private: FrozenSet[str] = frozenset()) -> _Answer:
         """``private``: lower-cased names of the headers that are credentials whatever they are
         called (the caller's own headers, the auth plug-in's), besides the secret-looking ones."""
         import urllib.parse
@@ -4929,7 +5003,8 @@ class _HttpEngine(object):
             return answer
         raise ConnectionClosed("%s redirected more than %d times" % (url, HTTP_MAX_REDIRECTS))
 
-    def _send(self, method, url, headers, body, deadline, cut, private=frozenset()):
+    def _send(self, method: str, url: str, headers: Mapping[str, str], body: bytes | None, deadline: float | None,
+              cut: _Cut | None, private: FrozenSet[str] = frozenset()) -> _Answer:
         if _log.isEnabledFor(logging.DEBUG):
             _log.debug("HTTP %s %s %s", method, url, _redact(headers, private))
         route = self._routes.get(url)
@@ -4942,14 +5017,15 @@ class _HttpEngine(object):
             headers = dict(headers, **route.proxy_headers)
         return self._open(method, url, route, headers, body, deadline, cut)
 
-    def _open(self, method, url, route, headers, body, deadline, cut):
+    def _open(self, method: str, url: str, route: _Route, headers: Mapping[str, str], body: bytes | None,
+              deadline: float | None, cut: _Cut | None) -> _Answer:
         import http.client
         conn = self._idle_take(route.key)
         if conn is None:
             conn = self._connection(route, deadline)
         if cut is not None:
             cut.conn = conn
-        watch = None
+        watch: _Watch | None = None
         try:
             if deadline is not None:
                 watch = _watch(deadline, conn)
@@ -4988,7 +5064,7 @@ class _HttpEngine(object):
             raise _network_error(e, url, deadline)
         return _Answer(self, resp, conn, route.key, watch, deadline, url, cut)
 
-    def _connection(self, route, deadline):
+    def _connection(self, route: _Route, deadline: float | None) -> _ConnState:
         if not route.tls:
             conn = _conn_class(False)(route.host, timeout=_remaining(deadline))
         else:
@@ -4998,7 +5074,7 @@ class _HttpEngine(object):
             conn.set_tunnel(route.tunnel, headers=route.tunnel_headers)
         return conn
 
-    def _idle_take(self, key):
+    def _idle_take(self, key: _RouteKey) -> _ConnState | None:
         """A kept-alive connection that is still usable, or None.  This is the only place a
         connection is given up on and another tried: here nothing has been sent, so nothing
         can run twice.  Once a request's first byte is written, any failure is the request's
@@ -5011,7 +5087,7 @@ class _HttpEngine(object):
                 return conn
             conn.close()  # the server closed it while idle: nothing was sent on it
 
-    def _idle_put(self, key, conn):
+    def _idle_put(self, key: _RouteKey, conn: _ConnState) -> bool:
         with self._lock:
             idle = self._idle.setdefault(key, [])
             if self._closed or len(idle) >= HTTP_POOL_SIZE:
@@ -5019,7 +5095,7 @@ class _HttpEngine(object):
             idle.append(conn)
             return True
 
-    def close(self):
+    def close(self) -> None:
         """Close the pooled connections; then, when no other engine is open, the deadline
         thread ends (and is waited for).  Idempotent; inert in a forked child."""
         with self._lock:
@@ -5040,13 +5116,16 @@ class _Route(object):
     A proxy URL's user:password becomes its Proxy-Authorization, sent to the proxy only."""
 
     __slots__ = ("tls", "host", "target", "tunnel", "proxy_headers", "tunnel_headers", "key")
+    tunnel: str | None
+    proxy_headers: Dict[str, str] | None
+    tunnel_headers: Dict[str, str] | None
 
-    def __init__(self, url):
+    def __init__(self, url: str) -> None:
         import urllib.parse
         import urllib.request
         parts, _, _ = _split_url(url)
         scheme = parts.scheme.lower() if parts is not None else ""
-        if scheme not in ("http", "https") or not parts.hostname:
+        if parts is None or scheme not in ("http", "https") or not parts.hostname:
             raise ConnectionClosed("cannot request %s: only http:// and https:// URLs are fetched" % _plain_url(url))
         self.tls = scheme == "https"
         server = parts.netloc.rpartition("@")[2]
@@ -5056,7 +5135,7 @@ class _Route(object):
         if proxy and not urllib.request.proxy_bypass(server):
             proxy_parts = urllib.parse.urlsplit(proxy if "://" in proxy else "http://" + proxy)
             userinfo, _, self.host = proxy_parts.netloc.rpartition("@")
-            auth = {}
+            auth: Dict[str, str] = {}
             if userinfo:
                 pair = ":".join(urllib.parse.unquote(p) for p in userinfo.split(":", 1)).encode("utf-8")
                 auth["Proxy-Authorization"] = "Basic " + base64.b64encode(pair).decode("ascii")
@@ -5068,13 +5147,13 @@ class _Route(object):
         self.key = (self.tls, self.host, self.tunnel)
 
 
-def _check_secure(url, what="fetch"):
+def _check_secure(url: str, what: str = "fetch") -> None:
     if not _secure_url(url):
         raise McpError("refusing to %s %s: only https (or http on this machine) is allowed here"
                        % (what, _plain_url(url)))
 
 
-def _pump_sse(answer, parser, on_event):
+def _pump_sse(answer: _Answer, parser: _SseParser, on_event: Callable[[str, str], bool]) -> bool:
     """Read an SSE stream, calling ``on_event(type, data)`` for each complete event,
     until it returns True (then True) or the stream ends (then False).
 
@@ -5092,7 +5171,7 @@ def _pump_sse(answer, parser, on_event):
         parser.end_stream()  # (a reconnect's stream never continues what this one left unfinished)
 
 
-def _session_gone(answer, session_id):
+def _session_gone(answer: _Answer, session_id: str | None) -> bool:
     """Whether a non-2xx answer to a message sent in HTTP session ``session_id`` says the
     session is gone: 404, as the spec says; or 400 with a body that names the session,
     which servers built on the official TypeScript examples answer for an id they do not
@@ -5102,7 +5181,7 @@ def _session_gone(answer, session_id):
         b"session" in answer.body[:HTTP_ERROR_BODY].lower()))
 
 
-def _status_error(answer, method, session_id=None):
+def _status_error(answer: _Answer, method: str | None, session_id: str | None = None) -> McpError:
     """The exception for a non-2xx answer (``session_id``: the one the message carried)."""
     text = answer.body[:_ERROR_BODY_BYTES].decode("utf-8", "replace")
     if method != "initialize" and _session_gone(answer, session_id):
@@ -5139,7 +5218,8 @@ class _StreamableHttpTransport(_Transport):
     kind = "streamable-http"
     carries_headers = True
 
-    def __init__(self, url, headers=None, timeout=DEFAULT_TIMEOUT, auth=None, tls=None, fallback=True):
+    def __init__(self, url: str, headers: Mapping[str, str] | None = None, timeout: float = DEFAULT_TIMEOUT,
+                 auth: Any = None, tls: _Tls | None = None, fallback: bool = True) -> None:
         self.url, self._headers = _url_credentials(url, _clean_headers(headers))
         self.name = "server at %s" % self.url
         self.timeout = timeout
@@ -5147,28 +5227,30 @@ class _StreamableHttpTransport(_Transport):
         self._tls, self._fallback = tls, fallback  # fallback: to HTTP+SSE (transport="auto")
         self._engine = _HttpEngine(self._headers, tls=tls)
         self._pid = _pid
-        self._version = None  # negotiated; sent as MCP-Protocol-Version
+        self._version: str | None = None  # negotiated; sent as MCP-Protocol-Version
         self._modern = False  # 2026-07-28: headers per request, no session, no GET stream
-        self.session_id = None  # the current HTTP session; None before initialize or once found gone
+        self.session_id: str | None = None  # the current HTTP session; None before initialize or once found gone
         self._issued = False  # the last initialize answer carried a session id
         self.session_gone = False
         self._lock = threading.Lock()
-        self._cuts = {}  # request id (or "GET") -> _Cut of the exchange in flight
-        self._threads = weakref.WeakSet()  # the mcp_min-http-<id> threads, for close() to wait for
-        self._listener = None
+        self._cuts: Dict[int | str, _Cut] = {}  # request id (or "GET") -> _Cut of the exchange in flight
+        # the mcp_min-http-<id> threads, for close() to wait for
+        self._threads: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
+        self._listener: threading.Thread | None = None
         self._listening = False  # a GET stream listener runs (or is being started)
         self._closed = False
         self._stopping = threading.Event()
 
-    def configure(self, version, modern):
+    def configure(self, version: str | None, modern: bool) -> None:
         self._version, self._modern = version, modern
 
     @property
-    def authorization(self):
+    def authorization(self) -> str | None:
         return self._engine.authorization
 
     # -- headers -----------------------------------------------------------------
-    def _base_headers(self, accept="application/json, text/event-stream", method=None):
+    def _base_headers(self, accept: str = "application/json, text/event-stream",
+                      method: str | None = None) -> Dict[str, str]:
         h = {"Accept": accept, "User-Agent": "mcp_min/" + __version__}
         h.update(self._headers)
         if not self._modern:
@@ -5181,13 +5263,14 @@ class _StreamableHttpTransport(_Transport):
             h["MCP-Protocol-Version"] = self._version
         return h
 
-    def _post_headers(self, msg, extra=None):
+    def _post_headers(self, msg: _Json, extra: Mapping[str, str] | None = None) -> Dict[str, str]:
         method = msg.get("method")
         h = self._base_headers(method=method)
         h["Content-Type"] = "application/json"
         if self._modern and method is not None:  # 2026-07-28: routing information in headers
             h["Mcp-Method"] = _header_value(method)
-            params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
+            params = msg.get("params")
+            params = params if isinstance(params, dict) else {}
             name = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}.get(
                 method, "taskId" if method.startswith("tasks/") else None)
             if name is not None and name in params:
@@ -5197,7 +5280,8 @@ class _StreamableHttpTransport(_Transport):
         return h
 
     # -- sending -----------------------------------------------------------------
-    def send(self, msg, data, deadline=None, wait_here=False, headers=None):
+    def send(self, msg: _Json, data: bytes, deadline: float | None = None, wait_here: bool = False,
+             headers: Mapping[str, str] | None = None) -> None:
         if self._closed or _pid != self._pid:
             raise ConnectionClosed("the connection to %s is closed" % self.name)
         if "id" in msg and "method" in msg:
@@ -5219,7 +5303,7 @@ class _StreamableHttpTransport(_Transport):
             raise self._checked(_status_error(answer, msg.get("method"), sent.get("Mcp-Session-Id")))
         answer.discard()
 
-    def _exchange(self, msg, data, deadline, extra):
+    def _exchange(self, msg: _Json, data: bytes, deadline: float | None, extra: Mapping[str, str] | None) -> None:
         """POST a request and route everything its answer carries; runs on the thread
         that will wait for the answer (or on its own thread, for submit())."""
         rid = msg["id"]
@@ -5253,14 +5337,14 @@ class _StreamableHttpTransport(_Transport):
             with self._lock:
                 self._cuts.pop(rid, None)
 
-    def _take_session(self, answer):
+    def _take_session(self, answer: _Answer) -> None:
         sid = answer.headers.get("Mcp-Session-Id")
         if sid is not None and not _valid_session_id(sid):
             raise McpError("%s sent an Mcp-Session-Id that is not visible ASCII; refused" % self.name)
         with self._lock:
             self.session_id, self._issued = sid, sid is not None
 
-    def _checked(self, error):
+    def _checked(self, error: McpError) -> McpError:
         """``error``, after forgetting the session it says is gone (see the class docstring)."""
         if isinstance(error, _SessionExpired) and error.session_id is not None:
             with self._lock:
@@ -5270,7 +5354,7 @@ class _StreamableHttpTransport(_Transport):
                     _log.info("%s forgot session %s", self.name, error.session_id)
         return error
 
-    def _failed(self, answer, msg, session):
+    def _failed(self, answer: _Answer, msg: _Json, session: str | None) -> None:
         """A non-2xx answer: its body, when a JSON-RPC error for this request, answers it;
         otherwise the status is the error.  ``session``: the id the request carried."""
         if answer.status not in (401, 403) and not (msg["method"] != "initialize" and _session_gone(answer, session)):
@@ -5283,7 +5367,7 @@ class _StreamableHttpTransport(_Transport):
                 return
         raise self._checked(_status_error(answer, msg["method"], session))
 
-    def _read_answer(self, answer, rid, deadline):
+    def _read_answer(self, answer: _Answer, rid: int | str, deadline: float | None) -> None:
         ctype = _media_type(answer.headers)
         if ctype == "application/json":
             body = answer.read()
@@ -5306,11 +5390,11 @@ class _StreamableHttpTransport(_Transport):
             answer.read(HTTP_ERROR_BODY)
             raise HttpError(self.url, answer.status, "", "with Content-Type %r instead of an answer" % (ctype or None))
 
-    def _pump(self, answer, parser, rid):
+    def _pump(self, answer: _Answer, parser: _SseParser, rid: int | str | None) -> bool:
         """Route what an SSE stream carries; True once the answer to ``rid`` came."""
         receive = self._router.receive
 
-        def on_event(kind, data):
+        def on_event(kind: str, data: str) -> bool:
             if kind != "message":
                 return False
             try:
@@ -5327,7 +5411,7 @@ class _StreamableHttpTransport(_Transport):
 
         return _pump_sse(answer, parser, on_event)
 
-    def _resume(self, parser, rid, deadline):
+    def _resume(self, parser: _SseParser, rid: int | str, deadline: float | None) -> None:
         """A POST's stream ended before its answer: resume it with GET + Last-Event-ID
         (handshake era only; 2026-07-28 streams cannot be resumed)."""
         for _ in range(SSE_RESUME_ATTEMPTS):
@@ -5364,7 +5448,7 @@ class _StreamableHttpTransport(_Transport):
             raise ConnectionClosed("%s ended the answer stream before answering" % self.name)
 
     # -- the standalone GET stream (handshake era) -------------------------------
-    def after_handshake(self):
+    def after_handshake(self) -> None:
         """Listen for server messages on GET when the server offers it.  Waits (briefly)
         until the server has answered the GET, so that what it sends there right after
         our next message is not lost.  A listener still running goes on in the new session."""
@@ -5380,7 +5464,7 @@ class _StreamableHttpTransport(_Transport):
             raise
         ready.wait(min(self.timeout, GET_STREAM_READY))
 
-    def _listen_loop(self, ready):
+    def _listen_loop(self, ready: threading.Event) -> None:
         parser = _SseParser(self.name)
         failures = 0
         session, opened = self.session_id, False  # opened: a stream of this session was open
@@ -5440,7 +5524,7 @@ class _StreamableHttpTransport(_Transport):
                 with self._lock:
                     self._listening = False
 
-    def _stop_listening(self, session):
+    def _stop_listening(self, session: str | None) -> bool:
         """Whether the GET stream of ``session`` ends here: yes, unless a new session began
         meanwhile (its handshake found this listener running, so it goes on in that one)."""
         with self._lock:
@@ -5450,28 +5534,28 @@ class _StreamableHttpTransport(_Transport):
             return True
 
     # -- cancel and close ----------------------------------------------------------
-    def cancel(self, request_id):
+    def cancel(self, request_id: int | str) -> bool:
         with self._lock:
             cut = self._cuts.pop(request_id, None)
         if cut is not None:
             cut()
         return self._modern  # in 2026-07-28 closing the stream is the cancellation
 
-    def replacement_for(self, error):
+    def replacement_for(self, error: McpError) -> _Transport | None:
         """After an ``initialize`` POST failed: the legacy HTTP+SSE transport, or None."""
         if self._fallback and isinstance(error, HttpError) and not isinstance(error, AuthRequired) and (
                 error.status in (400, 404, 405)):
             return _SseTransport(self.url, self._headers, self.timeout, self.auth, self._tls)
         return None
 
-    def close(self, grace=CLOSE_GRACE):
+    def close(self, grace: float = CLOSE_GRACE) -> None:
         if self._closed or _pid != self._pid:
             return  # (a forked child must not end the parent's session)
         self._closed = True
         self._stopping.set()
         with self._lock:
             cuts, self._cuts = list(self._cuts.values()), {}
-            threads = list(self._threads) + [self._listener] * (self._listener is not None)
+            threads = list(self._threads) + ([self._listener] if self._listener is not None else [])
         for cut in cuts:
             cut()
         if self.session_id is not None and not self._modern:
@@ -5491,38 +5575,40 @@ class _SseTransport(_Transport):
 
     kind = "sse"
 
-    def __init__(self, url, headers=None, timeout=DEFAULT_TIMEOUT, auth=None, tls=None):
+    def __init__(self, url: str, headers: Mapping[str, str] | None = None, timeout: float = DEFAULT_TIMEOUT,
+                 auth: Any = None, tls: _Tls | None = None) -> None:
         self.url, self._headers = _url_credentials(url, _clean_headers(headers))
         self.name = "server at %s" % self.url
         self.timeout = timeout
         self.auth = auth
         self._engine = _HttpEngine(self._headers, tls=tls)
         self._pid = _pid
-        self._version = None
-        self.endpoint = None
-        self._stream = None
+        self._version: str | None = None
+        self.endpoint: str | None = None
+        self._stream: _Answer | None = None
         self._ready = threading.Event()
-        self._listener = None
-        self._threads = weakref.WeakSet()  # the mcp_min-sse-post-<id> threads, for close() to wait for
-        self._cuts = set()  # _Cut of each POST in flight
+        self._listener: threading.Thread | None = None
+        # the mcp_min-sse-post-<id> threads, for close() to wait for
+        self._threads: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
+        self._cuts: Set[_Cut] = set()  # _Cut of each POST in flight
         self._lock = threading.Lock()
         self._closed = False
 
-    def configure(self, version, modern):
+    def configure(self, version: str | None, modern: bool) -> None:
         self._version = version
 
     @property
-    def authorization(self):
+    def authorization(self) -> str | None:
         return self._engine.authorization
 
-    def _headers_for(self, accept):
+    def _headers_for(self, accept: str) -> Dict[str, str]:
         h = {"Accept": accept, "User-Agent": "mcp_min/" + __version__}
         h.update(self._headers)
         if self._version is not None:
             h["MCP-Protocol-Version"] = self._version
         return h
 
-    def start(self, router):
+    def start(self, router: _Dispatcher) -> None:
         self._router = router
         deadline = time.monotonic() + self.timeout
         answer = self._engine.request("GET", self.url, self._headers_for("text/event-stream"), None, deadline,
@@ -5540,11 +5626,11 @@ class _SseTransport(_Transport):
             self.close()
             raise ConnectionClosed("%s sent no endpoint event" % self.name)
 
-    def _read_loop(self, answer):
+    def _read_loop(self, answer: _Answer) -> None:
         import urllib.parse
         receive = self._router.receive
 
-        def on_event(kind, data):
+        def on_event(kind: str, data: str) -> bool:
             if kind == "endpoint":
                 endpoint = urllib.parse.urljoin(self.url, data.strip())
                 if _origin(endpoint) != _origin(self.url):  # our headers (tokens) would go there
@@ -5572,7 +5658,8 @@ class _SseTransport(_Transport):
             self._router.closed(ConnectionClosed(("client closed the connection to %s" if self._closed
                                                   else "%s closed the SSE stream") % self.name))
 
-    def send(self, msg, data, deadline=None, wait_here=False, headers=None):
+    def send(self, msg: _Json, data: bytes, deadline: float | None = None, wait_here: bool = False,
+             headers: Mapping[str, str] | None = None) -> None:
         if self._closed or _pid != self._pid:
             raise ConnectionClosed("the connection to %s is closed" % self.name)
         if "id" in msg and "method" in msg and not wait_here:
@@ -5586,13 +5673,15 @@ class _SseTransport(_Transport):
         else:
             self._post(msg, data, deadline)
 
-    def _post_request(self, msg, data, deadline):
+    def _post_request(self, msg: _Json, data: bytes, deadline: float | None) -> None:
         try:
             self._post(msg, data, deadline)
         except McpError as e:
             self._router.fail(msg["id"], e)
 
-    def _post(self, msg, data, deadline):
+    def _post(self, msg: _Json, data: bytes, deadline: float | None) -> None:
+        endpoint = self.endpoint
+        assert endpoint is not None  # (start() returns only once the stream named it)
         h = self._headers_for("application/json, text/event-stream")
         h["Content-Type"] = "application/json"
         cut = _Cut()
@@ -5600,7 +5689,7 @@ class _SseTransport(_Transport):
             self._cuts.add(cut)
             cut.cut = self._closed  # after close() cut the others: cut at once, its join must not wait
         try:
-            answer = self._engine.request("POST", self.endpoint, h, data, deadline or time.monotonic() + self.timeout,
+            answer = self._engine.request("POST", endpoint, h, data, deadline or time.monotonic() + self.timeout,
                                           self.auth, cut)
         finally:
             with self._lock:
@@ -5609,14 +5698,14 @@ class _SseTransport(_Transport):
             raise _status_error(answer, msg.get("method"))
         answer.discard()  # the answer comes on the stream
 
-    def close(self, grace=CLOSE_GRACE):
+    def close(self, grace: float = CLOSE_GRACE) -> None:
         if self._closed or _pid != self._pid:
             return
         self._closed = True
         if self._stream is not None:
             self._stream.abort()
         with self._lock:
-            threads = list(self._threads) + [self._listener] * (self._listener is not None)
+            threads = list(self._threads) + ([self._listener] if self._listener is not None else [])
             cuts = list(self._cuts)
         for cut in cuts:
             cut()
