@@ -3644,7 +3644,7 @@ class _Transport(object):
             time is not waited for past the caller's deadline).
     """
 
-    kind: str | None = None
+    kind: str  # each transport's own
     name = "the server"
     carries_headers = False
     stderr_tail: Sequence[str] = ()
@@ -8364,8 +8364,8 @@ if TYPE_CHECKING:
     import http.client
     import socket
 
-    _Headers = Union[Mapping[str, str], http.client.HTTPMessage]  # an HTTP answer's (or a plain dict)
-    _Fetch = Callable[[str, str, Mapping[str, str], Optional[bytes]], Tuple[int, _Headers, bytes]]
+    _AuthHeaders = Union[Mapping[str, str], http.client.HTTPMessage]  # an HTTP answer's (or a plain dict)
+    _Fetch = Callable[[str, str, Mapping[str, str], Optional[bytes]], Tuple[int, _AuthHeaders, bytes]]
     _PrivateKey = Union[str, bytes, int, _Json]  # PEM, raw 32 bytes, the scalar itself, or a JWK
 
 # -- ES256 (ECDSA over NIST P-256 with SHA-256), pure Python ---------------------
@@ -8536,7 +8536,7 @@ def _htu(url: str) -> str:
 def _check_url(url: object, what: str) -> None:
     if not isinstance(url, str) or not _secure_url(url):
         raise AuthError("OAuth: refusing to %s %s: authorization traffic must use https (plain http only to "
-                        "a loopback host)" % (what, _plain_url(url)))
+                        "a loopback host)" % (what, _plain_url(url) if isinstance(url, str) else repr(url)))
 
 
 def _canonical_resource(url: str) -> str:
@@ -8558,7 +8558,7 @@ def _resource_covers(resource: str, server_url: str) -> bool:
     return b.path == prefix or b.path.startswith(prefix + "/") or not prefix
 
 
-def _header_of(headers: _Headers | None, name: str) -> str | None:
+def _header_of(headers: _AuthHeaders | None, name: str) -> str | None:
     """One header from an http.client message (case-insensitive) or a plain dict."""
     if headers is None:
         return None
@@ -8592,7 +8592,7 @@ def _stripped(value: str | None) -> str | None:
 # -- HTTP for OAuth ------------------------------------------------------------------
 
 def _oauth_request(engine: _HttpEngine, method: str, url: str, headers: Mapping[str, str], body: bytes | None,
-                   timeout: float) -> Tuple[int, _Headers, bytes]:
+                   timeout: float) -> Tuple[int, _AuthHeaders, bytes]:
     """One HTTP exchange for OAuth, through the module's HTTP engine: (status, response
     headers, body bytes).  Only https (plain http only to a loopback host) is fetched,
     redirects included (GET only; credentials never follow one to another origin); the
@@ -8640,7 +8640,7 @@ class _DpopKey(object):
             claims["nonce"] = nonce
         return _jwt_es256(claims, self.d, {"typ": "dpop+jwt", "jwk": self.jwk})
 
-    def keep_nonce(self, url: str, headers: _Headers | None) -> str:
+    def keep_nonce(self, url: str, headers: _AuthHeaders | None) -> str:
         """Keep the DPoP-Nonce a response from ``url`` carries; returns it ("" for none)."""
         nonce = (_header_of(headers, "DPoP-Nonce") or "").strip()
         if nonce:
@@ -9177,7 +9177,7 @@ class OAuth(object):
             self._engine = None  # (made again, with these settings, on the next request)
 
     # -- behind the interface ------------------------------------------------------
-    def _new_nonce(self, url: str, response_headers: _Headers | None, sent_proof: str | None) -> bool:
+    def _new_nonce(self, url: str, response_headers: _AuthHeaders | None, sent_proof: str | None) -> bool:
         """A use_dpop_nonce challenge: keep the nonce; True when a proof carrying it is new."""
         if not sent_proof:
             return False
@@ -9229,7 +9229,7 @@ class OAuth(object):
 
     # -- HTTP --------------------------------------------------------------------------
     def _fetch(self, method: str, url: str, headers: Mapping[str, str], body: bytes | None = None
-               ) -> Tuple[int, _Headers, bytes]:
+               ) -> Tuple[int, _AuthHeaders, bytes]:
         """Every HTTP request OAuth makes goes through here: (status, headers, body bytes)."""
         if self._engine is None:
             self._engine = _HttpEngine(keep_alive=False, tls=self._tls)
