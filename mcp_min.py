@@ -990,6 +990,9 @@ class Future(_FutureBase):
         if self._answer is not None:
             return
         self._answer = answer
+        if isinstance(answer, McpError) and not isinstance(answer, _SessionExpired):
+            self._store((None, answer))  # what ended the request (nothing to settle): done here and now
+            return
         if not _settles_at_once(answer):
             if not self._background:
                 self._open()  # the caller waits next and makes the round trips
