@@ -878,7 +878,7 @@ class Future(_FutureBase):
     method: str
     __slots__ = ("id", "method", "_params", "_timeout", "_deadline", "_progress", "_finish", "_cancellable",
                  "_intercept", "_background", "_post", "_arrived", "_opened", "_answer", "_outcome", "_settling",
-                 "_settle", "_withdraw", "_keepalive", "_storing", "_callbacks")
+                 "_settle", "_withdraw", "_keepalive", "_storing", "_callbacks", "_watched")
 
     def __init__(self, request_id: int, method: str, params: _Json | None, timeout: float | None,
                  progress: _Progress | None, settle: Callable[[Future, Any], Any],
@@ -915,6 +915,7 @@ class Future(_FutureBase):
         self._withdraw = withdraw  # (future, error) -> True once it ended the request with ``error``
         self._keepalive: object = None  # the Client, while this is pending (a one-liner's client lives on)
         self._callbacks: List[Callable[[Future], object]] = []
+        self._watched: List[Any] | None = None  # its entry in mcp_min-deadlines (see _watch_deadline)
 
     def __repr__(self) -> str:
         state = "cancelled" if self.cancelled() else "finished" if self.done() else "running"
@@ -968,6 +969,8 @@ class Future(_FutureBase):
         with self._storing:
             if self._outcome is None:
                 self._callbacks.append(fn)
+                if self._watched is None and self._background and self._deadline is not None:
+                    self._watch_deadline()
                 return
         self._call_back([fn])
 
@@ -1068,6 +1071,9 @@ class Future(_FutureBase):
                 base.set_exception(self, error)
             self._open_held()
             callbacks, self._callbacks = self._callbacks, []
+            watched, self._watched = self._watched, None
+        if watched is not None:
+            _unwatch(watched)
         if callbacks:
             if here:
                 self._run_callbacks(callbacks)
@@ -1102,13 +1108,44 @@ class Future(_FutureBase):
             taken = self._take(_remaining(self._deadline))
         if taken:
             return self._answer
+        self._end_at_deadline()
+        self._take(None)  # ours, or the answer that won the race
+        return self._answer
+
+    def _end_at_deadline(self) -> None:
+        """The deadline passed with no answer in: end the request with RequestTimeout."""
         error = RequestTimeout("no answer to %s within %.3g s%s" % (
             self.method, self._timeout or 0.0, "; request cancelled" if self._cancellable else ""))
         if not self._withdraw(self, error) and not self._take(0):
             # The answer came and is being followed up on another thread: the deadline still wins.
             self._store((None, error))
-        self._take(None)  # ours, or the answer that won the race
-        return self._answer
+
+    # A submitted Future with a done callback (asyncio.wrap_future adds one) may have nobody in
+    # result() to end it at its deadline: mcp_min-deadlines does, on a thread of its own.
+    def _watch_deadline(self) -> None:
+        try:  # (under _storing; mcp_min-deadlines never takes it)
+            self._watched = _watch(self._deadline, _AtDeadline(self._expire_soon))
+        except ConnectionClosed as e:
+            _log.warning("%s: %s will end at its deadline only in result()", e, self.method)
+
+    def _expire_soon(self) -> None:
+        # On mcp_min-deadlines, under its lock: only start the thread that ends the request.
+        self._watched = None
+        try:
+            _start_thread(self._expire, "mcp_min-expire-%s" % self.id, (), "end %s at its deadline" % self.method,
+                          None if self._background is True else self._background)
+        except ConnectionClosed as e:
+            _log.warning("%s: %s will end at its deadline only in result()", e, self.method)
+
+    def _expire(self) -> None:
+        if self._outcome is not None or self._opened:
+            return  # done, or its answer came in time (so it wins) and is being settled
+        if not _expired(self._deadline):  # postponed meanwhile (reset_on_progress): watched on
+            with self._storing:
+                if self._outcome is None and self._watched is None:
+                    self._watch_deadline()
+            return
+        self._end_at_deadline()
 
     def _postpone(self, deadline: float) -> None:
         """Move the request's deadline (progress came, and the call asked for reset_on_progress)."""
@@ -1120,6 +1157,15 @@ class Future(_FutureBase):
             return False
         self._arrived.release()  # the latch stays open for every other waiter
         return True
+
+
+class _AtDeadline(object):
+    """A Future's entry in mcp_min-deadlines, which calls ``cut()`` when its deadline passes."""
+
+    __slots__ = ("cut",)
+
+    def __init__(self, cut: Callable[[], None]) -> None:
+        self.cut = cut
 
 
 class _ProgressClock(object):

@@ -192,6 +192,23 @@ def test_asyncio_sees_errors_as_errors(client):
     assert type(late) is RequestTimeout  # the deadline wins over the answer that came after it
 
 
+def test_an_awaited_request_ends_at_its_deadline_with_nobody_in_result(peer):
+    # Nothing calls result() here: the Future's done callback (asyncio's) has mcp_min-deadlines
+    # end the request at its deadline, as result() would.
+    client, server = peer
+    submitted = []
+
+    async def main():
+        submitted.append(client.submit("sleep", s=SLOW, timeout=0.3))
+        start = time.monotonic()
+        with pytest.raises(RequestTimeout, match="request cancelled"):
+            await asyncio.wrap_future(submitted[0])
+        return time.monotonic() - start
+    assert asyncio.run(main()) < 10
+    fut = submitted[0]
+    assert fut.done() and not fut.cancelled() and wait_for(lambda: cancellations(server, fut.id), 20)
+
+
 def test_a_cancellation_that_is_an_outcome_stays_an_error_for_asyncio():
     # A RequestCancelled the user did not ask for (a task the server cancelled) is the request's
     # error: the Future is not cancelled(), and asyncio gets the error, not a CancelledError of its
