@@ -44,8 +44,9 @@ without waiting go out on ``mcp_min-courier``.  A submitted call that became a
 task is followed on ``mcp_min-task-<id>``, a submitted request whose answer
 needs more round trips on ``mcp_min-settle-<id>``; ``mcp_min-deadlines`` (one
 per process, alive while an HTTP client is open or a request is watched) cuts
-HTTP requests that outlive their deadline.  A Future's done callbacks run on
-``mcp_min-events``.  Every thread starts in ``_start_thread``, and whoever starts
+HTTP requests that outlive their deadline, and has ``mcp_min-expire-<id>`` end a
+submitted request with a done callback (asyncio's) that nobody waits for in
+``result()``.  A Future's done callbacks run on ``mcp_min-events``.  Every thread starts in ``_start_thread``, and whoever starts
 one joins it in close(): a transport its own, the client's ``_Threads`` (answers,
 task followers, settling) the rest, then the workers.  So none is left once
 close() returns, nor a descriptor or a child process; close() stays bounded (each
@@ -57,23 +58,29 @@ thread can end such a blocking call, and a descriptor still in use is never
 closed: its number could be reused under the blocked call).  A socket is shut
 down instead, which ends both.
 
-Settling.  A ``Future`` is a one-slot mailbox: the routing thread puts the raw
-answer in it; ``result()`` takes it on the waiting thread and only there turns
-it into a value.  So the session's repeats (a new HTTP session after the old
-one was found gone, a fresh tools/list after -32020) and the input rounds of
-2026-07-28 run on the caller's thread, never on a reader.  The value is what the
-request's ``finish(future, result)`` makes of the result; a tool call's
-(``_Tasks.finish``) follows the task the result may announce, so settling
-itself knows nothing of tasks.  ``done()`` means what it means in
-``concurrent.futures`` (``result()`` returns at once): an answer that needs such
-round trips makes a submitted Future done only after they ran on
-``mcp_min-settle-<id>``, since nobody may be waiting to run them.  A timeout of
-0 or less sends nothing: the Future is done at once with RequestTimeout.  The
-slot is guarded by a latch (a lock held until the Future is done), not by
+Settling.  A ``Future`` (a ``concurrent.futures.Future`` whose state -- what
+``wait()``, ``as_completed()`` and asyncio read -- only changes through the base
+class's public methods, once the outcome is known) is a one-slot mailbox: the
+routing thread puts the raw answer in it; ``result()`` takes it on the waiting
+thread and only there turns it into a value.  So the session's repeats (a new
+HTTP session after the old one was found gone, a fresh tools/list after -32020)
+and the input rounds of 2026-07-28 run on the caller's thread, never on a
+reader.  The value is what the request's ``finish(future, result)`` makes of the
+result; a tool call's (``_Tasks.finish``) follows the task the result may
+announce, so settling itself knows nothing of tasks.  ``done()`` means what it
+means in ``concurrent.futures`` (``result()`` returns at once): an answer that
+needs such round trips makes a submitted Future done only after they ran on
+``mcp_min-settle-<id>``, since nobody may be waiting to run them; any other
+answer to a submitted request is settled on ``mcp_min-events`` (after the
+progress that came before it) unless a waiting thread gets there first.  An
+error that ended a request (a cancellation, a lost connection) needs no
+settling: the Future is done with it where it is put.  A timeout of 0 or less
+sends nothing: the Future is done at once with RequestTimeout.  Waiters wait on
+a latch (a lock held until the answer or the outcome is in), not on
 ``queue.SimpleQueue``: on CPython 3.8 - 3.12 a timed ``SimpleQueue.get`` can
 block forever when its timeout runs out between its two internal lock attempts
-(seen here: about once in a few thousand waits on a deadline about to pass),
-and a deadline must always hold.
+(seen here: about once in a few thousand waits on a deadline about to pass), and
+a deadline must always hold.
 The deadline wins (``_in_time``): whatever is routed to a request after its
 deadline -- a result, an error a server sends the moment its request is cut or
 cancelled, an HTTP error status -- settles it as RequestTimeout; an answer routed
