@@ -46,9 +46,10 @@ needs more round trips on ``mcp_min-settle-<id>``; ``mcp_min-deadlines`` (one
 per process, alive while an HTTP client is open or a request is watched) cuts
 HTTP requests that outlive their deadline, and has ``mcp_min-expire-<id>`` end a
 submitted request with a done callback (asyncio's) that nobody waits for in
-``result()``.  A Future's done callbacks run on ``mcp_min-events``.  Every thread starts in ``_start_thread``, and whoever starts
-one joins it in close(): a transport its own, the client's ``_Threads`` (answers,
-task followers, settling) the rest, then the workers.  So none is left once
+``result()``.  A Future's done callbacks run on ``mcp_min-events``.  Every
+thread starts in ``_start_thread``, and whoever starts one joins it in close(): a
+transport its own, the client's ``_Threads`` (answers, task followers, settling,
+expiry) the rest, then the workers.  So none is left once
 close() returns, nor a descriptor or a child process; close() stays bounded (each
 wait CLOSE_GRACE at most) and leaves what it cannot end, with a warning in the
 log: a callback of the user's still running after that wait (its thread finishes
@@ -879,6 +880,8 @@ class Future(_FutureBase):
     Done callbacks run on the client's ``mcp_min-events`` thread, in order with
     notifications and progress (never on a thread that reads from the server), also
     when the Future was already done; after ``close()``, on the thread that adds them.
+    A done callback (``asyncio.wrap_future`` adds one) also has the request end at its
+    deadline when no thread waits for it in ``result()``.
     """
 
     id: int
