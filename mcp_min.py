@@ -44,10 +44,12 @@ without waiting go out on ``mcp_min-courier``.  A submitted call that became a
 task is followed on ``mcp_min-task-<id>``, a submitted request whose answer
 needs more round trips on ``mcp_min-settle-<id>``; ``mcp_min-deadlines`` (one
 per process, alive while an HTTP client is open or a request is watched) cuts
-HTTP requests that outlive their deadline.  A Future's done callbacks run on
-``mcp_min-events``.  Every thread starts in ``_start_thread``, and whoever starts
-one joins it in close(): a transport its own, the client's ``_Threads`` (answers,
-task followers, settling) the rest, then the workers.  So none is left once
+HTTP requests that outlive their deadline, and has ``mcp_min-expire-<id>`` end a
+submitted request with a done callback (asyncio's) that nobody waits for in
+``result()``.  A Future's done callbacks run on ``mcp_min-events``.  Every
+thread starts in ``_start_thread``, and whoever starts one joins it in close(): a
+transport its own, the client's ``_Threads`` (answers, task followers, settling,
+expiry) the rest, then the workers.  So none is left once
 close() returns, nor a descriptor or a child process; close() stays bounded (each
 wait CLOSE_GRACE at most) and leaves what it cannot end, with a warning in the
 log: a callback of the user's still running after that wait (its thread finishes
@@ -57,23 +59,29 @@ thread can end such a blocking call, and a descriptor still in use is never
 closed: its number could be reused under the blocked call).  A socket is shut
 down instead, which ends both.
 
-Settling.  A ``Future`` is a one-slot mailbox: the routing thread puts the raw
-answer in it; ``result()`` takes it on the waiting thread and only there turns
-it into a value.  So the session's repeats (a new HTTP session after the old
-one was found gone, a fresh tools/list after -32020) and the input rounds of
-2026-07-28 run on the caller's thread, never on a reader.  The value is what the
-request's ``finish(future, result)`` makes of the result; a tool call's
-(``_Tasks.finish``) follows the task the result may announce, so settling
-itself knows nothing of tasks.  ``done()`` means what it means in
-``concurrent.futures`` (``result()`` returns at once): an answer that needs such
-round trips makes a submitted Future done only after they ran on
-``mcp_min-settle-<id>``, since nobody may be waiting to run them.  A timeout of
-0 or less sends nothing: the Future is done at once with RequestTimeout.  The
-slot is guarded by a latch (a lock held until the Future is done), not by
+Settling.  A ``Future`` (a ``concurrent.futures.Future`` whose state -- what
+``wait()``, ``as_completed()`` and asyncio read -- only changes through the base
+class's public methods, once the outcome is known) is a one-slot mailbox: the
+routing thread puts the raw answer in it; ``result()`` takes it on the waiting
+thread and only there turns it into a value.  So the session's repeats (a new
+HTTP session after the old one was found gone, a fresh tools/list after -32020)
+and the input rounds of 2026-07-28 run on the caller's thread, never on a
+reader.  The value is what the request's ``finish(future, result)`` makes of the
+result; a tool call's (``_Tasks.finish``) follows the task the result may
+announce, so settling itself knows nothing of tasks.  ``done()`` means what it
+means in ``concurrent.futures`` (``result()`` returns at once): an answer that
+needs such round trips makes a submitted Future done only after they ran on
+``mcp_min-settle-<id>``, since nobody may be waiting to run them; any other
+answer to a submitted request is settled on ``mcp_min-events`` (after the
+progress that came before it) unless a waiting thread gets there first.  An
+error that ended a request (a cancellation, a lost connection) needs no
+settling: the Future is done with it where it is put.  A timeout of 0 or less
+sends nothing: the Future is done at once with RequestTimeout.  Waiters wait on
+a latch (a lock held until the answer or the outcome is in), not on
 ``queue.SimpleQueue``: on CPython 3.8 - 3.12 a timed ``SimpleQueue.get`` can
 block forever when its timeout runs out between its two internal lock attempts
-(seen here: about once in a few thousand waits on a deadline about to pass),
-and a deadline must always hold.
+(seen here: about once in a few thousand waits on a deadline about to pass), and
+a deadline must always hold.
 The deadline wins (``_in_time``): whatever is routed to a request after its
 deadline -- a result, an error a server sends the moment its request is cut or
 cancelled, an HTTP error status -- settles it as RequestTimeout; an answer routed
@@ -124,6 +132,7 @@ from __future__ import annotations  # annotations stay text: nothing from typing
 
 import base64
 import collections
+import concurrent.futures  # Future's base class: about 1 ms, no thread, no executor
 import itertools
 import json
 import logging
@@ -410,16 +419,34 @@ class ConnectionClosed(McpError):
     _by_deadline = False
 
 
-class RequestTimeout(McpError, TimeoutError):
+if sys.version_info >= (3, 11):
+    _Timeout = TimeoutError  # concurrent.futures.TimeoutError is the builtin one from 3.11
+else:
+    class _Timeout(concurrent.futures.TimeoutError, TimeoutError):
+        """Both timeouts of Python 3.8 - 3.10: what ``Future.result()`` raises, and the builtin."""
+
+
+class RequestTimeout(McpError, _Timeout):
     """No answer arrived in time.  When the request's own deadline passed, it was
     cancelled; the client stays usable either way.  Raised by Client() (no answer
-    while connecting), ``stderr`` holds the last lines a stdio server wrote."""
+    while connecting), ``stderr`` holds the last lines a stdio server wrote.
+
+    Also a ``TimeoutError`` and a ``concurrent.futures.TimeoutError`` (two classes before
+    Python 3.11): what ``Future.result(timeout)`` raises in ``concurrent.futures``."""
 
     stderr: Sequence[str] = ()  # (a request's own timeout knows no stderr)
 
 
-class RequestCancelled(McpError):
-    """The request was cancelled with ``Future.cancel()``."""
+class RequestCancelled(McpError, concurrent.futures.CancelledError):
+    """The request was cancelled: with ``Future.cancel()`` (then ``cancelled()`` is true),
+    or, for a call that became a task, by the server.
+
+    Also a ``concurrent.futures.CancelledError``, what ``concurrent.futures`` raises for a
+    cancelled Future (an ``Exception``; asyncio's own CancelledError is another class)."""
+
+    # True when Future.cancel() made it: only then is the Future cancelled(), as in
+    # concurrent.futures (a task the server cancelled is an outcome, an error).
+    _by_cancel = False
 
 
 class HttpError(McpError):
@@ -847,11 +874,14 @@ if hasattr(os, "register_at_fork"):
 
 # -- futures -------------------------------------------------------------------
 
-# concurrent.futures' own names for the states its wait() and as_completed() read.
-_RUNNING, _FINISHED, _CANCELLED = "RUNNING", "FINISHED", "CANCELLED_AND_NOTIFIED"
+if TYPE_CHECKING:
+    _FutureBase = concurrent.futures.Future[Any]
+    _Outcome = Tuple[Any, Optional[McpError]]  # (value, error) of a settled request
+else:
+    _FutureBase = concurrent.futures.Future  # (subscripted at run time only from Python 3.9)
 
 
-def _settles_at_once(answer: _Json | McpError) -> bool:
+def _settles_at_once(answer: _Json | BaseException) -> bool:
     """Whether ``_Session._settle`` can make an outcome of this raw answer without another
     round trip.  Not for: a forgotten HTTP session (404), a -32020 or -32042 error (the
     request is repeated), a result asking for input or naming a task.  Conservative: a
@@ -866,35 +896,43 @@ def _settles_at_once(answer: _Json | McpError) -> bool:
     return not (type(error) is dict and error.get("code") in (HEADER_MISMATCH, URL_ELICITATION_REQUIRED))
 
 
-class Future(object):
+class Future(_FutureBase):
     """The pending outcome of one request, as returned by ``Client.submit`` and
-    ``Client.submit_request``.
+    ``Client.submit_request``: a ``concurrent.futures.Future``.
 
-    It speaks the ``concurrent.futures.Future`` protocol: ``result(timeout)``,
-    ``exception(timeout)``, ``done()``, ``running()``, ``cancelled()``, ``cancel()``
-    and ``add_done_callback(fn)``, and works with ``concurrent.futures.wait()`` and
-    ``as_completed()``.  ``done()`` means what it means there: ``result()`` returns at
-    once.  So an answer that needs more round trips first (a new HTTP session, a fresh
-    tools/list, input rounds, a task) is followed up on a thread of its own before
-    the Future is done.  Differences: ``cancel()`` works while the server runs the
-    request (the server is told; ``result()`` then raises RequestCancelled), so
-    ``running()`` means "sent and not done"; a failed or cancelled request raises
-    its McpError from ``result()`` and ``exception()`` returns it.
+    So ``concurrent.futures.wait()``, ``as_completed()`` and ``asyncio.wrap_future()``
+    take it.  ``done()`` means what it means there: ``result()`` returns at once.  So an
+    answer that needs more round trips first (a new HTTP session, a fresh tools/list,
+    input rounds, a task) is followed up on a thread of its own before the Future is
+    done.  Differences: ``result()`` and ``exception()`` wait at most until the request's
+    deadline (then the request is cancelled and RequestTimeout raised); ``cancel()``
+    works while the server runs the request (the server is told; ``cancelled()`` is then
+    true and ``result()`` raises RequestCancelled, a ``concurrent.futures.CancelledError``),
+    so ``running()`` means "sent and not done"; a failed or cancelled request raises its
+    McpError from ``result()`` and ``exception()`` returns it.  The request's answer sets
+    the outcome: ``set_result()`` and the other executor-side methods are refused.
 
     Done callbacks run on the client's ``mcp_min-events`` thread, in order with
     notifications and progress (never on a thread that reads from the server), also
     when the Future was already done; after ``close()``, on the thread that adds them.
+    A done callback (``asyncio.wrap_future`` adds one) also has the request end at its
+    deadline when no thread waits for it in ``result()``.
     """
 
     id: int
     method: str
     __slots__ = ("id", "method", "_params", "_timeout", "_deadline", "_progress", "_finish", "_cancellable",
-                 "_intercept", "_background", "_post", "_arrived", "_answer", "_outcome", "_settling", "_settle",
-                 "_withdraw", "_keepalive", "_storing", "_condition", "_state", "_waiters", "_callbacks",
-                 "__weakref__")
+                 "_intercept", "_background", "_post", "_arrived", "_opened", "_answer", "_outcome", "_settling",
+                 "_settle", "_withdraw", "_keepalive", "_storing", "_callbacks", "_watched")
 
-    def __init__(self, request_id, method, params, timeout, progress, settle, withdraw, finish=None,
-                 cancellable=True, background=False, post=None):
+    def __init__(self, request_id: int, method: str, params: _Json | None, timeout: float | None,
+                 progress: _Progress | None, settle: Callable[[Future, Any], Any],
+                 withdraw: Callable[[Future, McpError], bool],
+                 finish: Callable[[Future, _Json], Any] | None = None, cancellable: bool = True,
+                 background: _Threads | bool = False, post: Callable[..., bool] | None = None) -> None:
+        # The state wait(), as_completed() and asyncio read is the base class's: only _store drives
+        # it, through its public methods.  This class keeps the answer and the outcome beside it.
+        concurrent.futures.Future.__init__(self)
         self.id = request_id
         self.method = method
         self._params = params
@@ -903,51 +941,49 @@ class Future(object):
         self._progress = progress
         self._finish = finish  # (future, result dict) -> the caller's value (None: the dict itself)
         self._cancellable = cancellable  # initialize and the discovery probe must not be cancelled
-        self._intercept = None  # (future, answer) -> True when it takes the answer over (see _Dispatcher)
-        # Truthy: nobody waits on it yet, so follow-up round trips run on a thread of their own;
-        # the client's _Threads (the session passes it), whose close() then waits for that thread.
+        # (future, answer) -> True when it takes the answer over (see _Dispatcher)
+        self._intercept: Callable[[Future, _Json], bool] | None = None
+        # Truthy: nobody waits on it yet, so it is settled off the routing thread: on mcp_min-events
+        # (through ``post``), or when that takes round trips on a thread of its own, owned by the
+        # client's _Threads (the session passes it), whose close() then waits for that thread.
         self._background = background
-        self._post = post  # (fn, *args) -> True once queued on mcp_min-events (None: run callbacks here)
-        self._answer = None  # the one slot: the answer message, or the McpError that ended the request
-        self._arrived = threading.Lock()  # the latch: held until the Future is done
+        self._post = post  # (fn, *args) -> True once queued on mcp_min-events (None: run here)
+        # The one slot: the answer message, or the McpError that ended the request.
+        self._answer: _Json | BaseException | None = None
+        self._arrived = threading.Lock()  # the latch: held until a waiter may settle (see _open)
         self._arrived.acquire()
-        self._outcome = None  # (value, error) once settled
+        self._opened = False
+        self._outcome: _Outcome | None = None  # (value, error) once settled: then done
         self._settling = threading.Lock()  # several threads may wait; one settles
         self._storing = threading.Lock()  # the first outcome stored stays (see _store)
-        self._settle = settle  # (future, answer) -> value, on the waiting thread; may block (input rounds)
+        self._settle = settle  # (future, answer) -> value; may block (input rounds)
         self._withdraw = withdraw  # (future, error) -> True once it ended the request with ``error``
-        self._keepalive = None  # the Client, while this is pending (a one-liner's client lives on)
-        # concurrent.futures.wait() and as_completed() take _condition (they only acquire and
-        # release it, and may call exception() while they hold it: so it is reentrant), read
-        # _state and add themselves to _waiters.
-        self._condition = threading.RLock()
-        self._state = _RUNNING
-        self._waiters = []
-        self._callbacks = []
+        self._keepalive: object = None  # the Client, while this is pending (a one-liner's client lives on)
+        self._callbacks: List[Callable[[Future], object]] = []
+        self._watched: List[Any] | None = None  # its entry in mcp_min-deadlines (see _watch_deadline)
 
-    def __repr__(self):
-        return "<mcp_min.Future %s %s %s>" % (self.id, self.method, self._state.lower())
+    def __repr__(self) -> str:
+        state = "cancelled" if self.cancelled() else "finished" if self.done() else "running"
+        return "<mcp_min.Future %s %s %s>" % (self.id, self.method, state)
 
-    # -- the concurrent.futures protocol --------------------------------------------
-    def done(self) -> bool:
-        """True once the outcome is known: ``result()`` returns (or raises) at once."""
-        return self._state != _RUNNING
-
+    # -- the concurrent.futures protocol (done() and cancelled() are the base class's) --------
     def running(self) -> bool:
         """True while the request is out and not done (it can still be cancelled)."""
-        return self._state == _RUNNING
-
-    def cancelled(self) -> bool:
-        """True when the request ended by a cancellation (``cancel()``, or a task the server cancelled)."""
-        return self._state == _CANCELLED
+        return not self.done()
 
     def cancel(self, reason: str = "cancelled by the client") -> bool:
-        """Withdraw the request: the server is told, ``result()`` raises RequestCancelled.
+        """Withdraw the request: the server is told, ``cancelled()`` is true and ``result()``
+        raises RequestCancelled.
 
-        Returns False when it is too late: the answer is in (and any follow-up of it
-        runs to its end).
+        Returns False when it is too late: the request has ended (cancelled before
+        included), or its answer is in (and any follow-up of it runs to its end).
         """
-        return self._withdraw(self, RequestCancelled("%s %s" % (self.method, reason)))
+        error = RequestCancelled("%s %s" % (self.method, reason))
+        error._by_cancel = True  # (withdrawing may settle the Future on this thread: marked first)
+        if not self._withdraw(self, error):
+            return False
+        self._store((None, error))  # cancelled now, whichever thread settles the withdrawal
+        return True
 
     def result(self, timeout: float | None = None) -> Any:
         """Wait for the outcome and return the value (or raise the request's McpError).
@@ -969,47 +1005,89 @@ class Future(object):
         return value
 
     def exception(self, timeout: float | None = None) -> McpError | None:
-        """Wait like ``result()``; return the request's McpError, or None when it succeeded."""
+        """Wait like ``result()``; return the request's McpError (RequestCancelled when it
+        was cancelled), or None when it succeeded."""
         return (self._outcome or self._settled(self._wait(timeout)))[1]
 
     def add_done_callback(self, fn: Callable[[Future], object]) -> None:
         """Call ``fn(future)`` once the Future is done (see the class docstring for the thread)."""
-        with self._condition:
-            if self._state == _RUNNING:
+        with self._storing:
+            if self._outcome is None:
                 self._callbacks.append(fn)
+                if self._watched is None and self._background and self._deadline is not None:
+                    self._watch_deadline()
                 return
         self._call_back([fn])
 
+    def set_running_or_notify_cancel(self) -> bool:
+        """Refused: a request runs from the moment it is sent."""
+        raise RuntimeError("%r runs from the moment its request is sent" % self)
+
+    def set_result(self, result: Any) -> None:
+        """Refused: the request's answer sets the outcome."""
+        raise concurrent.futures.InvalidStateError("%r is set by its request's answer" % self)
+
+    def set_exception(self, exception: BaseException | None) -> None:
+        """Refused: the request's answer sets the outcome."""
+        raise concurrent.futures.InvalidStateError("%r is set by its request's answer" % self)
+
     # -- settling (the client's side) -------------------------------------------------
-    def _put(self, answer):
+    def _put(self, answer: _Json | BaseException) -> None:
         # By whoever removed this future from the pending map: exactly once (a second answer
         # would be a bug elsewhere; it is ignored rather than raising on a reader thread).
         if self._answer is not None:
             return
         self._answer = answer
-        if self._background and not _settles_at_once(answer):
+        if isinstance(answer, McpError) and not isinstance(answer, _SessionExpired):
+            self._store((None, answer))  # what ended the request (nothing to settle): done here and now
+            return
+        if not _settles_at_once(answer):
+            if not self._background:
+                self._open()  # the caller waits next and makes the round trips
+                return
             # The round trips must not run on the routing thread (and nobody may be waiting).
             try:
-                _start_thread(self._settle_here, "mcp_min-settle-%s" % self.id, (), "settle %s" % self.method,
+                _start_thread(self._settled, "mcp_min-settle-%s" % self.id, (answer,), "settle %s" % self.method,
                               None if self._background is True else self._background)
-                return
             except ConnectionClosed as e:
                 self._store((None, e))
-        self._mark_done()
+            return
+        self._open()  # a waiting thread settles it ...
+        if self._background or self._post is None:
+            # ... or, when none may be, mcp_min-events: after the progress that came before it
+            # (what settling waits for elsewhere), and then its done callbacks there at once.
+            if self._post is None or not self._post(self._settle_queued, True):
+                self._settle_queued(False)
 
-    def _settle_here(self):
-        self._settled(self._answer)
-        self._mark_done()
+    def _open(self) -> None:
+        """Let waiters through: the answer is in (or the outcome is)."""
+        with self._storing:
+            self._open_held()
 
-    def _settled(self, answer):
-        """The outcome (value, error), settling the answer first on this thread if nobody has."""
-        if self._outcome is None:  # (the deadline may have ended it while another thread settles)
-            with self._settling:
+    def _open_held(self) -> None:
+        if not self._opened:  # (under _storing)
+            self._opened = True
+            self._arrived.release()  # and it stays open for every waiter (see _take)
+
+    def _settle_queued(self, here: bool) -> None:
+        # A thread waiting in result() may hold _settling: it settles, and this would wait for it
+        # while it may wait for mcp_min-events (to run the progress callbacks queued before).
+        if self._outcome is None and self._settling.acquire(False):
+            try:
                 if self._outcome is None:
-                    self._store(self._settled_now(answer))
-        return self._outcome
+                    self._store(self._settled_now(self._answer), here)
+            finally:
+                self._settling.release()
 
-    def _settled_now(self, answer):
+    def _settled(self, answer: _Json | BaseException | None) -> _Outcome:
+        """The outcome (value, error), settling the answer first on this thread if nobody has."""
+        outcome = self._outcome
+        if outcome is None:  # (the deadline may have ended it while another thread settles)
+            with self._settling:
+                outcome = self._outcome or self._store(self._settled_now(answer))
+        return outcome
+
+    def _settled_now(self, answer: _Json | BaseException | None) -> _Outcome:
         try:
             return self._settle(self, answer), None
         except McpError as e:
@@ -1018,60 +1096,52 @@ class Future(object):
             _log.exception("settling the answer to %s failed", self.method)
             return None, McpError("settling the answer to %s failed: %r" % (self.method, e))
 
-    def _store(self, outcome):
-        # Not under _condition: a concurrent.futures.wait() may hold that while it waits for us.
+    def _store(self, outcome: _Outcome, here: bool = False) -> _Outcome:
+        """Keep the first outcome and make the Future done with it: the base class's state,
+        the latch, then the done callbacks (``here``: this is mcp_min-events).  Returns the
+        outcome that stays."""
+        base = concurrent.futures.Future
         with self._storing:
-            if self._outcome is None:
-                self._outcome = outcome
-                self._keepalive = None
-
-    def _mark_done(self):
-        """Open the latch, tell concurrent.futures' waiters, queue the done callbacks: once."""
-        with self._condition:
-            if self._state != _RUNNING:
-                return
-            self._state = _CANCELLED if isinstance(self._answer, RequestCancelled) else _FINISHED
-            self._arrived.release()
-            if self._waiters:  # (they take no lock of ours and run no user code)
-                kind = "add_cancelled" if self._state == _CANCELLED else \
-                    "add_exception" if self._failed() else "add_result"
-                for waiter in self._waiters:
-                    getattr(waiter, kind)(self)
+            if self._outcome is not None:
+                return self._outcome
+            self._outcome = outcome
+            self._keepalive = None
+            value, error = outcome
+            # (Each wakes concurrent.futures' waiters, which take no lock of ours and run no user code.)
+            if error is None:
+                base.set_result(self, value)
+            elif getattr(error, "_by_cancel", False) and base.cancel(self):
+                base.set_running_or_notify_cancel(self)  # (what wait() and as_completed() count)
+            else:
+                base.set_exception(self, error)
+            self._open_held()
             callbacks, self._callbacks = self._callbacks, []
+            watched, self._watched = self._watched, None
+        if watched is not None:
+            _unwatch(watched)
         if callbacks:
-            self._call_back(callbacks)
+            if here:
+                self._run_callbacks(callbacks)
+            else:
+                self._call_back(callbacks)
+        return outcome
 
-    def _failed(self):
-        """Whether the outcome is an error, told from the answer when it is not settled yet."""
-        if self._outcome is not None:
-            return self._outcome[1] is not None
-        answer = self._answer
-        if type(answer) is not dict:
-            return True
-        result = answer.get("result")
-        return type(result) is not dict or bool(result.get("isError")) and self._finish is not None
-
-    def _call_back(self, callbacks):
+    def _call_back(self, callbacks: List[Callable[[Future], object]]) -> None:
         if self._post is None or not self._post(self._run_callbacks, callbacks):
             self._run_callbacks(callbacks)
 
-    def _run_callbacks(self, callbacks):
-        if self._outcome is None:
-            # Settled here first, without waiting for a thread that may be settling it: that
-            # one may be waiting for this thread (mcp_min-events) to run the progress callbacks
-            # queued before the answer.  A done answer settles without round trips, so a second
-            # settling is only a little work, and the first outcome stored stays.
-            self._store(self._settled_now(self._answer))
+    def _run_callbacks(self, callbacks: List[Callable[[Future], object]]) -> None:
         for fn in callbacks:
             try:
                 fn(self)
             except Exception:
                 _log.exception("done callback %r of %s failed", fn, self.method)
 
-    def _wait(self, timeout=None):
-        """Wait until done; the raw answer (a message dict, or the McpError that ended the request)."""
+    def _wait(self, timeout: float | None = None) -> _Json | BaseException | None:
+        """Wait until the answer is in; the raw answer (a message dict, or the McpError that
+        ended the request; None when the deadline ended it while its answer was followed up)."""
         local = None if timeout is None else _timeout_arg(timeout)  # this wait only
-        if self._state != _RUNNING:
+        if self._opened:
             return self._answer
         wait = _remaining(self._deadline)
         if local is not None and (wait is None or local < wait):
@@ -1083,25 +1153,66 @@ class Future(object):
             taken = self._take(_remaining(self._deadline))
         if taken:
             return self._answer
-        error = RequestTimeout("no answer to %s within %.3g s%s" % (
-            self.method, self._timeout, "; request cancelled" if self._cancellable else ""))
-        if not self._withdraw(self, error) and not self._take(0):
-            # The answer came and is being followed up on another thread: the deadline still wins.
-            self._store((None, error))
-            self._mark_done()
+        self._end_at_deadline()
         self._take(None)  # ours, or the answer that won the race
         return self._answer
 
-    def _postpone(self, deadline):
+    def _end_at_deadline(self) -> None:
+        """The deadline passed with no answer in: end the request with RequestTimeout."""
+        error = RequestTimeout("no answer to %s within %.3g s%s" % (
+            self.method, self._timeout or 0.0, "; request cancelled" if self._cancellable else ""))
+        if not self._withdraw(self, error) and not self._take(0):
+            # The answer came and is being followed up on another thread: the deadline still wins.
+            self._store((None, error))
+
+    # A submitted Future with a done callback (asyncio.wrap_future adds one) may have nobody in
+    # result() to end it at its deadline: mcp_min-deadlines does, on a thread of its own.
+    def _watch_deadline(self) -> None:
+        try:  # (under _storing; mcp_min-deadlines never takes it)
+            if self._deadline is not None:
+                self._watched = _watch(self._deadline, _AtDeadline(self._expire_soon))
+        except ConnectionClosed as e:
+            _log.warning("%s: %s will end at its deadline only in result()", e, self.method)
+
+    def _expire_soon(self) -> None:
+        # On mcp_min-deadlines, under its lock: only start the thread that ends the request.
+        self._watched = None
+        try:
+            _start_thread(self._expire, "mcp_min-expire-%s" % self.id, (), "end %s at its deadline" % self.method,
+                          self._background if isinstance(self._background, _Threads) else None)
+        except ConnectionClosed as e:
+            _log.warning("%s: %s will end at its deadline only in result()", e, self.method)
+
+    def _expire(self) -> None:
+        if self._outcome is not None or self._opened:
+            return  # done, or its answer came in time (so it wins) and is being settled
+        if not _expired(self._deadline):  # postponed meanwhile (reset_on_progress): watched on
+            with self._storing:
+                if self._outcome is None and self._watched is None:
+                    self._watch_deadline()
+            return
+        self._end_at_deadline()
+
+    def _postpone(self, deadline: float) -> None:
         """Move the request's deadline (progress came, and the call asked for reset_on_progress)."""
         self._deadline = deadline
 
-    def _take(self, wait):
-        """True once the Future is done, False when ``wait`` seconds (None: no limit) pass first."""
+    def _take(self, wait: float | None) -> bool:
+        """True once the latch is open, False when ``wait`` seconds (None: no limit) pass first."""
         if not self._arrived.acquire(True, -1 if wait is None else wait):
             return False
         self._arrived.release()  # the latch stays open for every other waiter
         return True
+
+
+class _AtDeadline(object):
+    """A Future's entry in mcp_min-deadlines, which calls ``cut()`` when its deadline passes."""
+
+    __slots__ = ("cut",)
+
+    def __init__(self, cut: Callable[[], None]) -> None:
+        self.cut = cut
+
 
 class _ProgressClock(object):
     """A request's progress callback when its deadline follows progress (reset_on_progress):
@@ -3602,6 +3713,9 @@ if TYPE_CHECKING:
     _RouteKey = Tuple[bool, str, Optional[str]]  # (tls, host connected to, tunnel host): one pool of connections
     _Watch = List[Any]  # a _Deadlines entry: [deadline, sequence, connection or None once unwatched]
 
+    class _Cuttable(Protocol):  # what mcp_min-deadlines ends: a connection (_ConnState), a Future's _AtDeadline
+        def cut(self) -> None: ...
+
 
 class _Transport(object):
     """What the session needs from a way of moving messages.  Subclasses override
@@ -4566,7 +4680,7 @@ class _Deadlines(object):
         if thread is not None and thread is not threading.current_thread():
             thread.join(CLOSE_GRACE)  # at once unless a request is still being cut
 
-    def watch(self, deadline: float, conn: _ConnState) -> _Watch:
+    def watch(self, deadline: float, conn: _Cuttable) -> _Watch:
         entry = [deadline, next(self._sequence), conn]
         with self._cond:
             self._push(self._heap, entry)
@@ -4631,7 +4745,7 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_deadlines_in_child)
 
 
-def _watch(deadline: float, conn: _ConnState) -> _Watch:
+def _watch(deadline: float, conn: _Cuttable) -> _Watch:
     return (_deadlines or _the_deadlines()).watch(deadline, conn)
 
 
@@ -6689,7 +6803,11 @@ class _Session(object):
                                 fut._progress, wait_here=True, cancellable=fut._cancellable)
         except McpError as e:
             return e
-        return again._wait()
+        answer = again._wait()
+        if isinstance(answer, (dict, McpError)):
+            return answer
+        # None: its deadline ended it (the outcome is stored), or an error that is no McpError
+        return again.exception(0) or McpError("%s ended without an answer: %r" % (fut.method, answer))
 
     def _complete(self, fut: Future, result: _Json) -> _Json:
         """Check a 2026-07-28 result's resultType and run the input_required rounds."""
@@ -7540,7 +7658,7 @@ class Client(object):
 # ---------------------------------------------------------------------------
 
 if TYPE_CHECKING:
-    _Outcome = Union[_Json, McpError]  # how a task ended: its result, or the error it ended with
+    _TaskEnd = Union[_Json, McpError]  # how a task ended: its result, or the error it ended with
 
 _TERMINAL = ("completed", "failed", "cancelled")
 # finish= of Client.start(): the answer becomes a Task, not followed here.  (Typed Any: it stands in
@@ -7678,7 +7796,7 @@ class _Tasks(object):
         return outcome
 
     @staticmethod
-    def _follow_call(task: Task, fut: Future) -> _Outcome:
+    def _follow_call(task: Task, fut: Future) -> _TaskEnd:
         """``task._follow_call(fut)``; with reset_on_progress, the task's status changes (which
         reach its progress callback, the clock) move the call's deadline on."""
         clock = fut._progress if isinstance(fut._progress, _ProgressClock) else None
@@ -7753,7 +7871,7 @@ class Task(object):
         self._state: _Json | None = None  # the latest task fields seen (poll or push)
         self._fresh = False  # a pushed state arrived that the loop has not looked at
         self._following = False
-        self._outcome: _Outcome | None = outcome  # the final result dict, or the McpError the task ended with
+        self._outcome: _TaskEnd | None = outcome  # the final result dict, or the McpError the task ended with
         self._tool: str | None = None  # the tool's name when this process started it: its outputSchema checks it
         self._answered: Set[str] = set()  # input request keys already answered (2026-07-28)
         self._sub: Subscription | None = None
@@ -7808,7 +7926,7 @@ class Task(object):
         return self._abandon(RequestCancelled("task %s was cancelled by the client" % self.id), strict=True)
 
     # -- following ------------------------------------------------------------
-    def _follow_call(self, fut: Future) -> _Outcome:
+    def _follow_call(self, fut: Future) -> _TaskEnd:
         """Follow the task a tool call became, to its outcome (a result dict or an McpError);
         at the call's deadline, or on a failure of ours, the task is cancelled."""
         outcome: McpError
@@ -7835,7 +7953,7 @@ class Task(object):
         assert ended is not None  # _abandon(force=True) ended the task, unless it had ended already
         return ended
 
-    def _await(self, deadline: float | None) -> _Outcome:
+    def _await(self, deadline: float | None) -> _TaskEnd:
         """The outcome, following the task unless another thread already does (then wait for
         it); _Expired at ``deadline`` (None: none)."""
         with self._cond:
@@ -7853,7 +7971,7 @@ class Task(object):
                 self._following = False
                 self._cond.notify_all()
 
-    def _drive(self, deadline: float | None) -> _Outcome:
+    def _drive(self, deadline: float | None) -> _TaskEnd:
         backoff = TASK_POLL_FLOOR
         if self._modern:
             self._listen()
@@ -7894,7 +8012,7 @@ class Task(object):
             return min(max(hint / 1000.0, TASK_POLL_FLOOR), TASK_POLL_CEILING)
         return backoff
 
-    def _step(self, state: _Json, deadline: float | None) -> _Outcome | None:
+    def _step(self, state: _Json, deadline: float | None) -> _TaskEnd | None:
         """Act on a state; returns the outcome once there is one."""
         status = state.get("status")
         if status == "cancelled":
@@ -8023,7 +8141,7 @@ class Task(object):
             self._sub = None
 
     # -- ending -----------------------------------------------------------------
-    def _end(self, outcome: _Outcome) -> _Outcome:
+    def _end(self, outcome: _TaskEnd) -> _TaskEnd:
         with self._cond:
             if self._outcome is None:
                 self._outcome = outcome

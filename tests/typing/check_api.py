@@ -6,10 +6,11 @@ examples/calc.py (``python tests/typing/check_api.py``), so the example is true 
 """
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
 import threading
 import sys
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Set
 
 import mcp_min
 from mcp_min import (AuthError, AuthRequired, Client, ConnectionClosed, Future, HttpError, McpError, OAuth,
@@ -56,10 +57,18 @@ def use_client(server: List[str]) -> int:
         assert value == 3 and not raw.get("isError") and tools
 
         futures: List[Future] = [client.submit("add", a=i, b=1, timeout=5.0) for i in range(3)]
-        # An mcp_min Future speaks the concurrent.futures protocol without being a subclass (that
-        # would import concurrent.futures with mcp_min), so type checkers want an ignore here.
-        done, _ = concurrent.futures.wait(futures, timeout=10)  # type: ignore[arg-type]
+        # An mcp_min Future is a concurrent.futures.Future: wait() and as_completed() take it as it is.
+        done, _ = concurrent.futures.wait(futures, timeout=10)
+        everything: Set[concurrent.futures.Future[Any]] = concurrent.futures.wait(futures).done
         finished = list(concurrent.futures.as_completed(futures, timeout=10))
+        assert everything == done and isinstance(futures[0], concurrent.futures.Future)
+
+        async def add_async(a: int, b: int) -> Any:  # and asyncio awaits it (the loop is not blocked)
+            return await asyncio.wrap_future(client.submit("add", a=a, b=b, timeout=5.0))
+
+        async def add_many() -> List[Any]:
+            return list(await asyncio.gather(*(add_async(i, 1) for i in range(3))))
+        assert asyncio.run(add_many()) == [1, 2, 3]
         for fut in futures:
             number: int = fut.id
             print(number, fut.method, fut.result(timeout=1), fut.exception(0), fut.done(), fut.running(),
