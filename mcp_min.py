@@ -374,7 +374,8 @@ class UrlElicitationRequired(RequestError):
     def __init__(self, code: int, message: str, data: Any = None, method: str | None = None) -> None:
         RequestError.__init__(self, code, message, data, method)
         found = data.get("elicitations") if isinstance(data, dict) else None
-        self.elicitations = [e for e in found if isinstance(e, dict)] if isinstance(found, list) else []
+        self.elicitations: List[Dict[str, Any]] = [e for e in found if isinstance(e, dict)] \
+            if isinstance(found, list) else []
 
 
 class ToolError(McpError):
@@ -1208,10 +1209,13 @@ class Future(_FutureBase):
 class _AtDeadline(object):
     """A Future's entry in mcp_min-deadlines, which calls ``cut()`` when its deadline passes."""
 
-    __slots__ = ("cut",)
+    __slots__ = ("_end",)
 
-    def __init__(self, cut: Callable[[], None]) -> None:
-        self.cut = cut
+    def __init__(self, end: Callable[[], None]) -> None:
+        self._end = end
+
+    def cut(self) -> None:
+        self._end()
 
 
 class _ProgressClock(object):

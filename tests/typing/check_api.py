@@ -4,6 +4,7 @@ tests/test_api.py (test_mypy_strict_...) checks this file (and mcp_min.py, with 
 that an annotation which is wrong for the way people use the API fails CI.  It also runs it against
 examples/calc.py (``python tests/typing/check_api.py``), so the example is true code, not a sketch.
 """
+# pyright: strict
 from __future__ import annotations
 
 import asyncio
