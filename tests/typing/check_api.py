@@ -1,6 +1,6 @@
 """A typed example that uses every public name of mcp_min; `mypy --strict` must accept it.
 
-tests/test_api.py (test_mypy_strict_...) checks this file (and mcp_min.py, with tests/typing/mypy.ini) so
+tests/test_api.py checks this file and mcp_min.py (mypy --strict; pyright, strict here) so
 that an annotation which is wrong for the way people use the API fails CI.  It also runs it against
 examples/calc.py (``python tests/typing/check_api.py``), so the example is true code, not a sketch.
 """
