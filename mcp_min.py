@@ -4684,6 +4684,17 @@ class _Deadlines(object):
         if thread is not None and thread is not threading.current_thread():
             thread.join(CLOSE_GRACE)  # at once unless a request is still being cut
 
+    def wait_idle(self) -> None:
+        """After a client closed: when nothing is watched and no engine holds the thread, it
+        ends at once; wait for that, so that none is left once close() returns."""
+        with self._cond:
+            idle = not self._holders and all(entry[2] is None for entry in self._heap)
+            thread = self._thread if idle else None
+            if thread is not None:
+                self._cond.notify()
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(CLOSE_GRACE)
+
     def watch(self, deadline: float, conn: _Cuttable) -> _Watch:
         entry = [deadline, next(self._sequence), conn]
         with self._cond:
@@ -6931,6 +6942,8 @@ class _Session(object):
             self.transport.close(grace)
         finally:
             self.inbox.stop()
+            if _deadlines is not None:  # (a Future with a done callback is watched there too, over any transport)
+                _deadlines.wait_idle()
 
 
 def _meta_of(params: _Json) -> _Json:
