@@ -156,8 +156,11 @@ CLOSED_LATER = textwrap.dedent('''
 @pytest.mark.skipif(os.name != "posix", reason="descriptor numbers: POSIX")
 def test_descriptors_closed_after_start_are_not_taken_by_a_servers_pipes(tmp_path):
     out = str(tmp_path / "found.json")
-    subprocess.run([PY, *NO_SITE, "-c", CLOSED_LATER, json.dumps([CALC, FAILING, out])], timeout=60, check=True,
-                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    done = subprocess.run([PY, *NO_SITE, "-c", CLOSED_LATER, json.dumps([CALC, FAILING, out])], timeout=60,
+                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # 120: the interpreter's own flush of the closed stdout at exit failed, on Python 3.14+ (the same
+    # for `os.close(1); print(5)` there); main()'s own statuses are in the findings
+    assert done.returncode in (0, 120)
     with open(out, encoding="utf-8") as f:
         found = json.load(f)
     assert found["fd 1"] == "Bad file descriptor" and found["call"] == 5
