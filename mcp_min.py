@@ -432,10 +432,22 @@ class RequestTimeout(McpError, _Timeout):
     cancelled; the client stays usable either way.  Raised by Client() (no answer
     while connecting), ``stderr`` holds the last lines a stdio server wrote.
 
+    ``method`` names the request that got no answer (None for a timeout of something
+    else: a write, a task's wait, OAuth).
+
     Also a ``TimeoutError`` and a ``concurrent.futures.TimeoutError`` (two classes before
     Python 3.11): what ``Future.result(timeout)`` raises in ``concurrent.futures``."""
 
     stderr: Sequence[str] = ()  # (a request's own timeout knows no stderr)
+    method: str | None = None  # (set by _no_answer, where a request's wait ends)
+
+
+def _no_answer(method: str, seconds: float, how: str = "") -> RequestTimeout:
+    """The RequestTimeout of a request that got no answer within ``seconds``, marked with its
+    method (what _connect_hint looks for: the probe's or initialize's); ``how`` ends the message."""
+    error = RequestTimeout("no answer to %s within %.3g s%s" % (method, seconds, how))
+    error.method = method
+    return error
 
 
 class RequestCancelled(McpError, concurrent.futures.CancelledError):
@@ -1147,7 +1159,7 @@ class Future(_FutureBase):
         wait = _remaining(self._deadline)
         if local is not None and (wait is None or local < wait):
             if not self._take(local):
-                raise RequestTimeout("no answer to %s within %.3g s (still waiting)" % (self.method, local))
+                raise _no_answer(self.method, local, " (still waiting)")
             return self._answer
         taken = self._take(wait)
         while not taken and not _expired(self._deadline):  # postponed meanwhile (reset_on_progress): wait on
@@ -1160,8 +1172,7 @@ class Future(_FutureBase):
 
     def _end_at_deadline(self) -> None:
         """The deadline passed with no answer in: end the request with RequestTimeout."""
-        error = RequestTimeout("no answer to %s within %.3g s%s" % (
-            self.method, self._timeout or 0.0, "; request cancelled" if self._cancellable else ""))
+        error = _no_answer(self.method, self._timeout or 0.0, "; request cancelled" if self._cancellable else "")
         if not self._withdraw(self, error) and not self._take(0):
             # The answer came and is being followed up on another thread: the deadline still wins.
             self._store((None, error))
@@ -1263,9 +1274,9 @@ def _in_time(fut: Future, answer: _Json | McpError) -> _Json | McpError:
     deadline, timeout = fut._deadline, fut._timeout  # (a deadline comes from a timeout: both or neither)
     if deadline is not None and timeout is not None and time.monotonic() >= deadline:
         if not isinstance(answer, (ConnectionClosed, RequestTimeout)):
-            return RequestTimeout("no answer to %s within %.3g s (what came, came later)" % (fut.method, timeout))
+            return _no_answer(fut.method, timeout, " (what came, came later)")
         if isinstance(answer, ConnectionClosed) and answer._by_deadline:
-            return RequestTimeout("no answer to %s within %.3g s: %s" % (fut.method, timeout, answer))
+            return _no_answer(fut.method, timeout, ": %s" % answer)
     return answer
 
 
@@ -4847,7 +4858,9 @@ class _Cut(object):
             self.conn.cut()
 
 
-_CLIENT_CERT_HINT = "; %s for a client certificate: cert=\"client.pem\" (CLI: --cert)"  # % "it asks", "if it asks"
+# What a TLS failure that may be a client certificate's absence ends with (an alert that says so, a
+# handshake failure, a TLS 1.3 connection closed before its first answer): the one sentence for all.
+_CLIENT_CERT_HINT = "; if the server asks for a client certificate, give one: cert=\"client.pem\" (CLI: --cert)"
 
 
 def _network_error(error: BaseException, url: str, deadline: float | None, what: str = "connection to") -> McpError:
@@ -4866,12 +4879,9 @@ def _network_error(error: BaseException, url: str, deadline: float | None, what:
         return ConnectionClosed("TLS: the certificate of %s is not trusted (%s); give its CA with verify="
                                 "\"ca.pem\" (CLI: --cacert)" % (url, getattr(error, "verify_message", None) or error))
     if ssl is not None and isinstance(error, ssl.SSLError):
-        if "CERTIFICATE_REQUIRED" in str(error) or "HANDSHAKE_FAILURE" in str(error):
-            hint = _CLIENT_CERT_HINT % "it asks"
-        elif isinstance(error, ssl.SSLEOFError):  # (TLS 1.3: how a refused client certificate often ends)
-            hint = _CLIENT_CERT_HINT % "if it asks"
-        else:
-            hint = ""
+        # (an SSLEOFError: how a refused client certificate often ends under TLS 1.3)
+        hint = _CLIENT_CERT_HINT if "CERTIFICATE_REQUIRED" in str(error) or "HANDSHAKE_FAILURE" in str(error) \
+            or isinstance(error, ssl.SSLEOFError) else ""
         return ConnectionClosed("TLS with %s failed: %s%s" % (url, error, hint))
     reason = getattr(error, "strerror", None) or error
     return ConnectionClosed("%s %s failed: %s" % (what, url, reason))
@@ -5178,8 +5188,7 @@ class _HttpEngine(object):
                 except (OSError, http.client.HTTPException):
                     # (TLS 1.3 ends the handshake before the server checks our certificate: a
                     # refused or missing one shows as this reset on a new connection's first request)
-                    hint = _CLIENT_CERT_HINT % "if it asks" if (
-                        fresh and route.tls) else ""
+                    hint = _CLIENT_CERT_HINT if fresh and route.tls else ""
                     raise ConnectionClosed("%s closed the connection while we were sending: %s%s" % (url, e, hint))
             else:
                 resp = conn.getresponse()
@@ -7053,9 +7062,10 @@ def _connect_hint(error: McpError, transport: _Transport, server: str | Sequence
     server's stderr (also its ``stderr``).  Python callers and the CLI (which prints the message)
     read the same text.  ``server`` is the URL or argv; ``passed_env``, the variables given."""
     message, hint, local = str(error), None, transport.kind == "stdio"
-    if isinstance(error, RequestTimeout) and transport.kind != "streams" and message.startswith("no answer to "):
+    if isinstance(error, RequestTimeout) and error.method in ("server/discover", "initialize") \
+            and transport.kind != "streams":
         # The probe and initialize each had their share of the wait: say the whole of it.  (Other
-        # timeouts, OAuth's, name what they waited for and stay as they are.)
+        # timeouts, OAuth's or a write's, name what they waited for and stay as they are.)
         error.stderr = list(transport.stderr_tail)
         message = "no answer from %s within %.1f s of %s it (timeout %g s)%s" % (
             transport.name, elapsed, "starting" if local else "contacting", timeout,

@@ -584,8 +584,8 @@ def connect_error(expected, *args, **options):
         Client(*args, **options)
     error = caught.value
     twin = pickle.loads(pickle.dumps(error))
-    assert (str(twin), twin.hint, getattr(twin, "stderr", None)) == (
-        str(error), error.hint, getattr(error, "stderr", None))
+    assert (str(twin), twin.hint, getattr(twin, "stderr", None), getattr(twin, "method", None)) == (
+        str(error), error.hint, getattr(error, "stderr", None), getattr(error, "method", None))
     return error
 
 
@@ -629,6 +629,20 @@ def test_a_connect_timeout_says_the_whole_wait_and_the_servers_stderr(code, stde
     waited = float(re.search(r"within ([0-9.]+) s of starting it \(timeout 1 s\)", str(error)).group(1))
     assert 1.0 <= waited < 2.5, str(error)  # (not the 0.5 s left to initialize after the probe)
     assert error.stderr == stderr and str(error).endswith(shown), str(error)
+    assert error.method in ("server/discover", "initialize")  # (what marks it: never its words)
+
+
+def test_a_connect_timeout_is_told_by_its_mark_not_by_its_words():
+    class Stdio(object):
+        kind, name, stderr_tail = "stdio", "server 'x'", ["booting"]
+
+    def hint(error):
+        return str(mcp_min._connect_hint(error, Stdio(), ["x"], False, None, 6.0, 6.01))
+
+    assert hint(mcp_min._no_answer("initialize", 2.99)).startswith("no answer from server 'x' within 6.0 s of starting")
+    # the same words without the mark (no request's wait ended), and a later request's timeout: as they were
+    assert hint(RequestTimeout("no answer to initialize within 2.99 s")) == "no answer to initialize within 2.99 s"
+    assert hint(mcp_min._no_answer("logging/setLevel", 1.0)) == "no answer to logging/setLevel within 1 s"
 
 
 def test_a_program_that_echoes_its_input_is_not_an_mcp_server():

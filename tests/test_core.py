@@ -503,7 +503,7 @@ def test_every_exception_pickles_and_copies_with_its_attributes():
         mcp_min.McpError("m"), RequestError(-32602, "bad", {"x": 1}, "tools/call"),
         mcp_min.ResourceNotFound(-32002, "gone", None, "resources/read"), mcp_min.ToolError("t", {"isError": True}),
         mcp_min.ConnectionClosed("dead", 3, ["a"], "; tail"), mcp_min.RequestTimeout("late"),
-        mcp_min.RequestCancelled("no"), mcp_min.HttpError("http://x", 502, "body", "for m"),
+        mcp_min._no_answer("tools/call", 1.0), mcp_min.RequestCancelled("no"), mcp_min.HttpError("http://x", 502, "body", "for m"),
         mcp_min.AuthRequired("http://x", 401, "", {"scope": "a b", "resource_metadata": "http://m"}),
         mcp_min.AuthError("oauth", "invalid_grant", "expired"),
     ]
@@ -512,6 +512,7 @@ def test_every_exception_pickles_and_copies_with_its_attributes():
             assert type(twin) is type(error) and str(twin) == str(error)
             assert vars(twin) == vars(error)
     assert isinstance(samples[5], TimeoutError)
+    assert pickle.loads(pickle.dumps(samples[6])).method == "tools/call"
 
 
 # ---------------------------------------------------------------------------
