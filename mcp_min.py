@@ -325,7 +325,8 @@ class McpError(Exception):
     Every subclass pickles and copies with its attributes (so it crosses
     ``multiprocessing`` and ``concurrent.futures`` process pools intact).
     ``hint`` says what to try where mcp_min knows (a failure to connect: see
-    _connect_hint); it is also the message's last line.  None otherwise.
+    _connect_hint; a method the server does not offer: _not_offered); it is also
+    the message's last line.  None otherwise.
     """
 
     hint: str | None = None
@@ -340,6 +341,14 @@ def _rebuild_error(cls: Type[McpError], args: Tuple[Any, ...]) -> McpError:
     error = cls.__new__(cls)
     error.args = args
     return error
+
+
+def _hinted(error: McpError, hint: str | None) -> None:
+    """Put what to try (``hint``, if any) into ``error``: its ``hint``, and its message's last
+    line, so a Python caller reads what the CLI prints (the message, as it is)."""
+    if hint:
+        error.hint = hint
+        error.args = ("%s\n  hint: %s" % (error.args[0] if error.args else "", hint),) + error.args[1:]
 
 
 class RequestError(McpError):
@@ -6331,6 +6340,21 @@ def _is_jsonrpc_error(body: str) -> bool:
     return isinstance(msg, dict) and msg.get("jsonrpc") == "2.0" and isinstance(msg.get("error"), dict)
 
 
+# The capability each family of methods needs: a server that did not declare it answers them -32601.
+_CAPABILITY_OF = {"tools/": "tools", "resources/": "resources", "prompts/": "prompts", "completion/": "completions",
+                  "tasks/": "tasks", "logging/": "logging"}
+
+
+def _not_offered(method: str | None, capabilities: _Json) -> str | None:
+    """The hint for a request answered -32601 (method not found) whose method needs a capability
+    the server did not declare: which, and what it declared; None when the cause is another."""
+    wanted = next((v for k, v in _CAPABILITY_OF.items() if method and method.startswith(k)), None)
+    if wanted is None or wanted in capabilities:
+        return None
+    offers = ", ".join(sorted(str(k) for k in capabilities if k != "experimental"))
+    return "the server does not offer %s; it offers: %s" % (wanted, offers or "nothing beyond the basics")
+
+
 def _supported_in(error: McpError) -> List[Any] | None:
     """The versions a version error lists in its data (``supported``), or None."""
     data = error.data if isinstance(error, RequestError) else None
@@ -6770,7 +6794,12 @@ class _Session(object):
             self.inbox.events.drain(fut._deadline)
         if type(answer) is not dict or "result" not in answer:
             answer = self._repeat_if_asked(fut, answer)
-        result = _result_of(fut.method, answer)
+        try:
+            result = _result_of(fut.method, answer)
+        except RequestError as e:
+            if e.code == METHOD_NOT_FOUND and e.hint is None:
+                _hinted(e, _not_offered(e.method, self.server_capabilities))
+            raise
         if self.era.modern and result.get("resultType", "complete") != "complete":
             result = self._complete(fut, result)
         if fut._finish is None:
@@ -7090,10 +7119,8 @@ def _connect_hint(error: McpError, transport: _Transport, server: str | Sequence
         echoed = error.message == _NOT_HANDLED % "initialize"  # (our own answer to our request came back)
         hint = "the program is not an MCP server: it %s" % (
             "sends back what it reads (our initialize came back)" if echoed else "does not know initialize")
-    if hint:
-        error.hint = hint
-        message += "\n  hint: " + hint
     error.args = (message,) + error.args[1:]
+    _hinted(error, hint)
     return error
 
 
@@ -10542,7 +10569,7 @@ def _shell_class() -> Callable[[Client, argparse.Namespace], cmd.Cmd]:
             try:
                 return cmd.Cmd.onecmd(self, line)
             except (_UsageError, _CliError, McpError, ValueError) as e:
-                _stderr_line("error: %s" % _cli_message(e, self.client.server_capabilities))
+                _stderr_line("error: %s" % e)
             except KeyboardInterrupt:
                 _stderr_line("(interrupted)")
             return False
@@ -10747,22 +10774,6 @@ _COMMANDS: Dict[str, Tuple[int, _CliParse, _CliRun]] = {
     "shell": (0, lambda args: None, _run_shell),
 }
 
-# What a capability's absence means for the command that needs it (for "the server offers: ...").
-_OFFERED = {"tools/": "tools", "resources/": "resources", "prompts/": "prompts", "completion/": "completions",
-            "tasks/": "tasks", "logging/": "logging"}
-
-
-def _cli_message(error: Exception, capabilities: _Json) -> str:
-    """The one line for an error, with what to do where the cause is known."""
-    if isinstance(error, RequestError) and error.code == METHOD_NOT_FOUND and error.method:
-        wanted = next((v for k, v in _OFFERED.items() if error.method.startswith(k)), error.method)
-        offers = ", ".join(sorted(str(k) for k in capabilities if k != "experimental")) if isinstance(
-            capabilities, dict) else ""
-        return "the server does not offer %s (%s: method not found); it offers: %s" % (
-            wanted, error.method, offers or "nothing beyond the basics")
-    return str(error)
-
-
 class _VisibleFormatter(logging.Formatter):
     """The command line's log lines, made visible: they carry server text (its log messages, a
     warning quoting what it sent, the JSON-RPC trace)."""
@@ -10860,7 +10871,7 @@ def _main(argv: List[str]) -> int:
     except _UsageError as e:
         status, message = EXIT_USAGE, "error: %s" % e
     except McpError as e:
-        status, message = _error_status(e, True), _cli_message(e, client.server_capabilities if client else {})
+        status, message = _error_status(e, True), str(e)  # (with its hint: see _hinted)
     except ValueError as e:  # arguments the client refused (a header, the environment...)
         status, message = EXIT_USAGE, "error: %s" % e
     except ImportError as e:  # an embedded Python without subprocess, select, signal...

@@ -632,6 +632,30 @@ def test_a_connect_timeout_says_the_whole_wait_and_the_servers_stderr(code, stde
     assert error.method in ("server/discover", "initialize")  # (what marks it: never its words)
 
 
+@pytest.mark.parametrize("era", ["auto", "2025-11-25"])
+def test_a_method_the_server_does_not_offer_says_what_it_offers(era):
+    with calc_client(protocol_version=era, timeout=20) as client:  # (calc declares tools only)
+        for attempt, wanted in [(client.list_resources, "resources"), (client.list_prompts, "prompts"),
+                                (lambda: client.read_resource("calc://x"), "resources"),
+                                (lambda: client.request("resources/templates/list"), "resources"),
+                                (lambda: client.complete("p", ("a", "1")), "completions")]:
+            with pytest.raises(mcp_min.RequestError) as caught:
+                attempt()
+            error = caught.value
+            assert error.code == mcp_min.METHOD_NOT_FOUND
+            assert error.hint == "the server does not offer %s; it offers: %s" % (
+                wanted, ", ".join(sorted(k for k in client.server_capabilities if k != "experimental")))
+            assert str(error).endswith("\n  hint: " + error.hint)
+            twin = pickle.loads(pickle.dumps(error))
+            assert (str(twin), twin.hint, twin.code, twin.method) == (str(error), error.hint, error.code, error.method)
+        # a method it has no capability for, or one of a capability it declared: no guess
+        for method in ("no/such", "tools/nosuch"):
+            with pytest.raises(mcp_min.RequestError) as caught:
+                client.request(method)
+            assert caught.value.code == mcp_min.METHOD_NOT_FOUND and caught.value.hint is None
+            assert "\n" not in str(caught.value)
+
+
 def test_a_connect_timeout_is_told_by_its_mark_not_by_its_words():
     class Stdio(object):
         kind, name, stderr_tail = "stdio", "server 'x'", ["booting"]
