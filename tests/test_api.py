@@ -32,7 +32,7 @@ import calc as calc_example  # noqa: E402  (examples/calc.py; "calc" is the fixt
 import mcp_min  # noqa: E402
 from mcp_min import Client, McpError, RequestTimeout, ToolError  # noqa: E402
 from inproc_server import Server, serve_in_thread  # noqa: E402
-from testsupport import NO_SITE, HttpTestServer, wait_for  # noqa: E402
+from testsupport import ECHO_PROGRAM, NO_SITE, REFUSING_PROGRAM, HttpTestServer, wait_for  # noqa: E402
 
 CALC = [sys.executable, os.path.join(ROOT, "examples", "calc.py")]
 META = "io.modelcontextprotocol/"
@@ -669,10 +669,20 @@ def test_a_connect_timeout_is_told_by_its_mark_not_by_its_words():
     assert hint(mcp_min._no_answer("logging/setLevel", 1.0)) == "no answer to logging/setLevel within 1 s"
 
 
-def test_a_program_that_echoes_its_input_is_not_an_mcp_server():
-    echo = [sys.executable, *NO_SITE, "-c",
-            "import sys\nfor line in iter(sys.stdin.buffer.readline, b''):\n"
-            "    sys.stdout.buffer.write(line); sys.stdout.buffer.flush()"]
-    error = connect_error(mcp_min.RequestError, echo, timeout=20)
+@pytest.mark.parametrize("program,why", [
+    (ECHO_PROGRAM, "sends back what it reads (our initialize came back)"),  # `cat`
+    (REFUSING_PROGRAM, "does not know initialize"),
+])
+def test_a_program_that_is_not_an_mcp_server_is_named_so(program, why):
+    error = connect_error(mcp_min.RequestError, [sys.executable, *NO_SITE, "-c", program], timeout=20)
     assert error.method == "initialize" and error.code == mcp_min.METHOD_NOT_FOUND
-    assert error.hint == "the program is not an MCP server: it sends back what it reads (our initialize came back)"
+    assert error.hint == "the program is not an MCP server: it " + why
+
+
+def test_a_prompt_missing_an_argument_is_the_servers_refusal_of_prompts_get():
+    # (the command line names what is missing before sending: tests/test_cli.py)
+    with Client([sys.executable, *NO_SITE, os.path.join(ROOT, "examples", "tour.py")], timeout=20) as client:
+        with pytest.raises(mcp_min.RequestError) as caught:
+            client.get_prompt("explain")
+    assert caught.value.method == "prompts/get" and caught.value.code == mcp_min.INVALID_PARAMS
+    assert "explain" in str(caught.value) and "tool" not in str(caught.value) and caught.value.hint is None

@@ -22,7 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 import mcp_min  # noqa: E402
-from testsupport import NO_SITE, cli_argv, ensure_bytecode  # noqa: E402
+from testsupport import ECHO_PROGRAM, NO_SITE, REFUSING_PROGRAM, cli_argv, ensure_bytecode  # noqa: E402
 
 PY = sys.executable
 MCP_MIN = os.path.join(ROOT, "mcp_min.py")
@@ -227,6 +227,16 @@ def test_a_connect_timeout_reports_the_real_wait_and_the_servers_stderr():
     assert waited >= 1.0, out.stderr  # (the probe and initialize each had their second: never "0 s")
     # the server that never answered is not given the close grace (2 s) past the deadline
     assert waited < 2.5, out.stderr
+
+
+@pytest.mark.parametrize("program,why", [
+    (ECHO_PROGRAM, "sends back what it reads (our initialize came back)"),  # `cat`
+    (REFUSING_PROGRAM, "does not know initialize"),
+])
+def test_a_program_that_is_not_an_mcp_server_is_named_so(program, why):
+    out = cli("tools", "--", PY, *NO_SITE, "-c", program)
+    one_line_error(out, 4, "initialize failed")
+    assert out.stderr.endswith("\n  hint: the program is not an MCP server: it %s\n" % why), out.stderr
 
 
 @pytest.mark.parametrize("args,meant", [
@@ -770,11 +780,12 @@ def test_the_shell(terminal):
 
 def test_the_shell_reads_commands_from_a_pipe_and_ends_at_eof():
     out = subprocess.run(
-        cli_argv() + ["shell", "--"] + TOUR, input="call add a=1 b=2\nnosuch\nquit\n", capture_output=True,
-        text=True, timeout=120, cwd=ROOT)
+        cli_argv() + ["shell", "--"] + TOUR, input="call add a=1 b=2\nnosuch\nprompt explain\nquit\n",
+        capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert out.returncode == 0, out.stderr
     assert out.stdout == "3\n"  # no prompts or banner when not on a terminal
-    assert out.stderr == "error: no command 'nosuch' here (help lists them)\n"
+    assert out.stderr == ("error: no command 'nosuch' here (help lists them)\n"
+                          "error: explain needs expression=... (see: prompts)\n")  # (as the command says it)
 
 
 # ---------------------------------------------------------------------------

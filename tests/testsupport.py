@@ -30,6 +30,13 @@ UNDER_WINE = _under_wine()
 # file, which site runs, is what starts it there.  The tests of what a user types (the README's
 # lines) run without it.
 NO_SITE = [] if os.environ.get("COVERAGE_PROCESS_START") else ["-S"]
+# Two programs that are not MCP servers (issue 27 §3), as `python -c` code: one sends back what it
+# reads, as `cat` does; one answers every request "method not found".
+ECHO_PROGRAM = ("import sys\nfor line in iter(sys.stdin.buffer.readline, b''):\n"
+                "    sys.stdout.buffer.write(line); sys.stdout.buffer.flush()")
+REFUSING_PROGRAM = ("import json, sys\nfor line in sys.stdin:\n    msg = json.loads(line)\n    if 'id' in msg:\n"
+                    "        print(json.dumps({'jsonrpc': '2.0', 'id': msg['id'], 'error': {'code': -32601, "
+                    "'message': 'Method not found'}}), flush=True)")
 # Why a test that holds on Windows is skipped on Wine (the windows-latest workflow jobs run it).
 WINE_SLOW_START = ("Wine 8.0 takes a second or more to start a Python process (Windows about 0.1 s), "
                    "longer than this test's deliberately short deadline")
