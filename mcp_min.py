@@ -9644,26 +9644,7 @@ _USAGE = """python mcp_min.py [options] COMMAND [ARGS] -- SERVER_ARGV...
        python -m mcp_min ...   (the same, once installed)
 
 commands:
-  info                      server name, version, protocol, capabilities
-  tools [NAME]              list tools as signatures; with NAME, that tool in full
-  tool NAME                 one tool in full: parameters, annotations, output schema
-  call NAME [key=value ...] [JSON]
-                            call a tool; values are converted by the tool's input
-                            schema (a whole JSON object, or --args JSON, also works)
-  resources                 list resources, then resource templates
-  read URI                  read a resource
-  prompts                   list prompts with their arguments
-  prompt NAME [key=value ...]  get a prompt
-  complete REF ARG=PREFIX   completions of a prompt's (REF = its name) or a resource
-                            template's (REF = the template) argument
-  skills                    list skills (the io.modelcontextprotocol/skills extension)
-  skill NAME|URI            read a skill, verified against its entry; print its SKILL.md
-  ping                      check the server answers
-  raw METHOD [JSON]         send any request, print the raw result
-  task ID                   wait (up to --timeout) for a task and print its value;
-                            with --json print its status now
-  servers                   list the servers of your MCP config files, or of --config FILE
-  shell                     an interactive shell on the server (tab completion, history)
+%s
 
 exit status (the MCP Inspector CLI's table):
   0 ok   1 other error (the server refused a request, a protocol error)   2 usage
@@ -9678,6 +9659,8 @@ EXIT_AUTH = 3         # 401/403, or OAuth failed
 EXIT_UNREACHABLE = 4  # the server could not be started, reached, or did not answer in time
 EXIT_TOOL_ERROR = 5   # the tool ran and reported failure (isError)
 EXIT_BROKEN_PIPE = 141  # stdout was closed by its reader: 128 + SIGPIPE, what a Unix tool shows
+HELP_WIDTH = 88  # characters of a line of command help: as wide as --help's usage lines above it
+HELP_COLUMN = 28  # where --help's table starts a command's text (a longer command starts it on a new line)
 SIGNATURE_ENUM_LIMIT = 6  # enum values shown in a one-line signature before "..."
 SIGNATURE_MAX_DEPTH = 8  # types nested in a signature before "...": array[array[...]] (a line has no room for
 #                          more, and an inputSchema may nest past Python's recursion limit)
@@ -9698,7 +9681,9 @@ def _cli_parser() -> argparse.ArgumentParser:
         def error(self, message: str) -> NoReturn:  # one line and status 2, like every other usage error
             raise _UsageError(message)
 
-    usage = _USAGE if sys.argv[0].endswith(".py") else _USAGE.replace("python mcp_min.py", "mcp_min")  # (installed)
+    usage = _USAGE % "\n".join(_command_help(name) for name in _COMMANDS)
+    if not sys.argv[0].endswith(".py"):
+        usage = usage.replace("python mcp_min.py", "mcp_min")  # (installed)
     p = Parser(prog="mcp_min", usage=usage, add_help=True)
     p.add_argument("command")
     p.add_argument("args", nargs="*")
@@ -9999,10 +9984,7 @@ def _parse_cli(argv: List[str]) -> Tuple[argparse.Namespace, _Json | None, Any]:
         raise _UsageError("--protocol-version must be auto or one of %s" % ", ".join(SUPPORTED_VERSIONS))
     if opts.command not in _COMMANDS:
         raise _UsageError("unknown command %r (see --help)" % opts.command)
-    needs, parse = _COMMANDS[opts.command][:2]
-    if len(opts.args) < needs:
-        raise _UsageError("%s needs an argument" % opts.command)
-    parsed = parse(opts.args)
+    parsed = _command_words(opts.command, opts.args)
     if opts.command == "servers":
         return opts, None, parsed
     given = [what for what, there in (("--url", opts.url), ("--config", opts.config),
@@ -10555,7 +10537,8 @@ def _shell_class() -> Callable[[Client, argparse.Namespace], cmd.Cmd]:
     import cmd
 
     class Shell(cmd.Cmd):
-        """An interactive shell on one server: every CLI command, tab completion, history."""
+        """An interactive shell on one server: the CLI's commands (do_NAME, made from _COMMANDS
+        below), tab completion, history."""
         prompt = "mcp> "
 
         def __init__(self, client: Client, opts: argparse.Namespace) -> None:
@@ -10582,67 +10565,7 @@ def _shell_class() -> Callable[[Client, argparse.Namespace], cmd.Cmd]:
 
         def run(self, command: str, line: str) -> None:
             import shlex
-            words = shlex.split(line)
-            needs, parse, run = _COMMANDS[command]
-            if len(words) < needs:
-                raise _UsageError("%s needs an argument" % command)
-            run(self.client, parse(words), self.opts)
-
-        def do_info(self, line: str) -> None:
-            """info: server name, version, protocol, capabilities"""
-            self.run("info", line)
-
-        def do_tools(self, line: str) -> None:
-            """tools [NAME]: list tools as signatures; with NAME, one in full"""
-            self.run("tools", line)
-
-        def do_call(self, line: str) -> None:
-            """call NAME [key=value ...] [JSON]: call a tool"""
-            self.run("call", line)
-
-        def do_resources(self, line: str) -> None:
-            """resources: list resources and resource templates"""
-            self.run("resources", line)
-
-        def do_read(self, line: str) -> None:
-            """read URI: read a resource"""
-            self.run("read", line)
-
-        def do_prompts(self, line: str) -> None:
-            """prompts: list prompts"""
-            self.run("prompts", line)
-
-        def do_prompt(self, line: str) -> None:
-            """prompt NAME [key=value ...]: get a prompt"""
-            self.run("prompt", line)
-
-        def do_complete(self, line: str) -> None:
-            """complete REF ARG=PREFIX: completions of a prompt or resource template argument"""
-            self.run("complete", line)
-
-        def do_tool(self, line: str) -> None:
-            """tool NAME: one tool in full"""
-            self.run("tool", line)
-
-        def do_skills(self, line: str) -> None:
-            """skills: list skills"""
-            self.run("skills", line)
-
-        def do_skill(self, line: str) -> None:
-            """skill NAME|URI: read a skill and print its SKILL.md"""
-            self.run("skill", line)
-
-        def do_task(self, line: str) -> None:
-            """task ID: wait for a task and print its value"""
-            self.run("task", line)
-
-        def do_raw(self, line: str) -> None:
-            """raw METHOD [JSON]: send any request, print the raw result"""
-            self.run("raw", line)
-
-        def do_ping(self, line: str) -> None:
-            """ping: check the server answers"""
-            self.run("ping", line)
+            _COMMANDS[command][2](self.client, _command_words(command, shlex.split(line)), self.opts)
 
         def do_trace(self, line: str) -> None:
             """trace on|off: show every JSON-RPC message on stderr"""
@@ -10734,6 +10657,15 @@ def _shell_class() -> Callable[[Client, argparse.Namespace], cmd.Cmd]:
         def complete_read(self, text: str, line: str, begidx: int, endidx: int) -> List[str]:
             return self.names(self.client.list_resources(), "uri", text)
 
+    def command(name: str) -> Callable[[Shell, str], None]:
+        def run(self: Shell, line: str) -> None:
+            self.run(name, line)
+        run.__doc__ = _command_help(name, True)  # (what cmd's help prints)
+        return run
+
+    for name in _COMMANDS:  # every command, but these two: it would need no server, or is this shell
+        if name not in ("servers", "shell"):
+            setattr(Shell, "do_" + name, command(name))
     return Shell
 
 
@@ -10754,25 +10686,58 @@ def _new_shell(client: Client, opts: argparse.Namespace) -> cmd.Cmd:
     return shell
 
 
-_COMMANDS: Dict[str, Tuple[int, _CliParse, _CliRun]] = {
-    # name: (arguments needed, parse(args) before connecting, run(client, parsed, opts) -> exit status)
-    "info": (0, lambda args: None, _run_info),
-    "tools": (0, lambda args: list(args), _run_tools),
-    "tool": (1, lambda args: list(args), _run_tools),
-    "call": (1, lambda args: (args[0], _call_words(args[1:])), _run_call),
-    "resources": (0, lambda args: None, _run_resources),
-    "read": (1, lambda args: args[0], _run_read),
-    "prompts": (0, lambda args: None, _run_prompts),
-    "prompt": (1, lambda args: (args[0], args[1:]), _run_prompt),
-    "complete": (2, lambda args: (args[0], args[1:]), _run_complete),
-    "skills": (0, lambda args: None, _run_skills),
-    "skill": (1, lambda args: args[0], _run_skill),
-    "ping": (0, lambda args: None, _run_ping),
-    "raw": (1, _raw_args, _run_raw),
-    "task": (1, lambda args: args[0], _run_task),
-    "servers": (0, lambda args: None, lambda client, parsed, opts: _run_servers(opts)),  # (_main runs it unconnected)
-    "shell": (0, lambda args: None, _run_shell),
+_COMMANDS: Dict[str, Tuple[int, _CliParse, _CliRun, str, str]] = {
+    # name: (arguments needed, parse(args) before connecting, run(client, parsed, opts) -> exit status,
+    #        its arguments and what it does: the help of --help and of the shell)
+    "info": (0, lambda args: None, _run_info, "", "server name, version, protocol, capabilities"),
+    "tools": (0, lambda args: list(args), _run_tools, "[NAME]",
+              "list tools as signatures; with NAME, that tool in full"),
+    "tool": (1, lambda args: list(args), _run_tools, "NAME",
+             "one tool in full: parameters, annotations, output schema"),
+    "call": (1, lambda args: (args[0], _call_words(args[1:])), _run_call, "NAME [key=value ...] [JSON]",
+             "call a tool; values are converted by the tool's input schema (a whole JSON object, or --args "
+             "JSON, also works)"),
+    "resources": (0, lambda args: None, _run_resources, "", "list resources, then resource templates"),
+    "read": (1, lambda args: args[0], _run_read, "URI", "read a resource"),
+    "prompts": (0, lambda args: None, _run_prompts, "", "list prompts with their arguments"),
+    "prompt": (1, lambda args: (args[0], args[1:]), _run_prompt, "NAME [key=value ...]", "get a prompt"),
+    "complete": (2, lambda args: (args[0], args[1:]), _run_complete, "REF ARG=PREFIX",
+                 "completions of a prompt's (REF = its name) or a resource template's (REF = the template) "
+                 "argument"),
+    "skills": (0, lambda args: None, _run_skills, "", "list skills (the io.modelcontextprotocol/skills extension)"),
+    "skill": (1, lambda args: args[0], _run_skill, "NAME|URI",
+              "read a skill, verified against its entry; print its SKILL.md"),
+    "ping": (0, lambda args: None, _run_ping, "", "check the server answers"),
+    "raw": (1, _raw_args, _run_raw, "METHOD [JSON]", "send any request, print the raw result"),
+    "task": (1, lambda args: args[0], _run_task, "ID",
+             "wait (up to --timeout) for a task and print its value; with --json print its status now"),
+    "servers": (0, lambda args: None, lambda client, parsed, opts: _run_servers(opts),  # (_main runs it unconnected)
+                "", "list the servers in your MCP config files or --config FILE"),
+    "shell": (0, lambda args: None, _run_shell, "", "an interactive shell on the server (tab completion, history)"),
 }
+
+
+def _command_words(command: str, args: List[str]) -> Any:
+    """A command's arguments, checked and parsed (before connecting) by its row of _COMMANDS."""
+    needs, parse = _COMMANDS[command][:2]
+    if len(args) < needs:
+        raise _UsageError("%s needs an argument" % command)
+    return parse(args)
+
+
+def _command_help(name: str, shell: bool = False) -> str:
+    """A command's help from _COMMANDS: a row of --help's table, or (``shell``) the shell's ``help NAME``."""
+    import textwrap
+    words = (name + " " + _COMMANDS[name][3]).rstrip()
+    text = _COMMANDS[name][4]
+    if shell:
+        return textwrap.fill("%s: %s" % (words, text), HELP_WIDTH, subsequent_indent="    ")
+    column = " " * HELP_COLUMN
+    if len(words) > HELP_COLUMN - 4:  # (at least two spaces between the command and its text)
+        return "  %s\n%s" % (words, textwrap.fill(text, HELP_WIDTH, initial_indent=column, subsequent_indent=column))
+    return textwrap.fill(text, HELP_WIDTH, initial_indent="  %-*s" % (HELP_COLUMN - 2, words),
+                         subsequent_indent=column)
+
 
 class _VisibleFormatter(logging.Formatter):
     """The command line's log lines, made visible: they carry server text (its log messages, a

@@ -778,6 +778,26 @@ def test_the_shell(terminal):
     assert term.exit_status() == 0
 
 
+def test_one_table_makes_the_shells_commands_their_help_and_the_usage():
+    shell = mcp_min._shell_class()(type("FakeClient", (), {"server_info": {}})(), None)
+    in_shell = [name for name in mcp_min._COMMANDS if name not in ("servers", "shell")]
+    assert [name for name in in_shell if not callable(getattr(shell, "do_" + name, None))] == []
+    assert shell.completenames("to", "to", 0, 2) == ["tool", "tools"]  # (tab completion of a command)
+    usage = cli("--help").stdout
+    for name, row in mcp_min._COMMANDS.items():
+        assert "  %s %s" % (name, row[3]) in usage or "  %s  " % name in usage, name
+        assert " ".join(row[4].split()[:3]) in usage, name  # (its text, wherever the line wraps)
+        if name in in_shell:
+            assert getattr(shell, "do_" + name).__doc__.startswith(("%s %s: " % (name, row[3])).replace(" :", ":"))
+    out = subprocess.run(cli_argv() + ["shell", "--"] + CALC, input="help\nhelp call\nhelp servers\n",
+                         capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    listed = out.stdout.split("=\n", 1)[1].split("\n\n")[0].split()
+    assert sorted(listed) == sorted(in_shell + ["EOF", "exit", "help", "history", "quit", "trace"])
+    assert out.stdout.endswith("\n" + mcp_min._command_help("call", True) + "\n*** No help on servers\n")
+    assert "\n    schema (a whole JSON object" in out.stdout  # (wrapped like --help)
+
+
 def test_the_shell_reads_commands_from_a_pipe_and_ends_at_eof():
     out = subprocess.run(
         cli_argv() + ["shell", "--"] + TOUR, input="call add a=1 b=2\nnosuch\nprompt explain\nquit\n",

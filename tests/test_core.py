@@ -503,16 +503,34 @@ def test_every_exception_pickles_and_copies_with_its_attributes():
         mcp_min.McpError("m"), RequestError(-32602, "bad", {"x": 1}, "tools/call"),
         mcp_min.ResourceNotFound(-32002, "gone", None, "resources/read"), mcp_min.ToolError("t", {"isError": True}),
         mcp_min.ConnectionClosed("dead", 3, ["a"], "; tail"), mcp_min.RequestTimeout("late"),
-        mcp_min._no_answer("tools/call", 1.0), mcp_min.RequestCancelled("no"), mcp_min.HttpError("http://x", 502, "body", "for m"),
+        mcp_min._no_answer("tools/call", 1.0),
+        mcp_min.RequestCancelled("no"), mcp_min.HttpError("http://x", 502, "body", "for m"),
         mcp_min.AuthRequired("http://x", 401, "", {"scope": "a b", "resource_metadata": "http://m"}),
         mcp_min.AuthError("oauth", "invalid_grant", "expired"),
+        RequestError(-32601, "Method not found", None, "resources/list"),
     ]
+    mcp_min._hinted(samples[-1], "the server does not offer resources; it offers: tools")  # (a hint, pickled too)
     for error in samples:
         for twin in (pickle.loads(pickle.dumps(error)), copy.copy(error), copy.deepcopy(error)):
             assert type(twin) is type(error) and str(twin) == str(error)
             assert vars(twin) == vars(error)
     assert isinstance(samples[5], TimeoutError)
     assert pickle.loads(pickle.dumps(samples[6])).method == "tools/call"
+    assert pickle.loads(pickle.dumps(samples[-1])).hint == "the server does not offer resources; it offers: tools"
+
+
+@pytest.mark.parametrize("method,capabilities,hint", [
+    ("resources/list", {"tools": {}}, "the server does not offer resources; it offers: tools"),
+    ("resources/templates/list", {"tools": {}, "experimental": {}, "logging": {}},
+     "the server does not offer resources; it offers: logging, tools"),
+    ("completion/complete", {}, "the server does not offer completions; it offers: nothing beyond the basics"),
+    ("prompts/get", {"tools": {}, "prompts": {}}, None),  # declared: -32601 has another cause
+    ("ping", {"tools": {}}, None),  # no capability to name
+    ("no/such", {}, None),
+    (None, {}, None),
+])
+def test_not_offered_names_the_missing_capability(method, capabilities, hint):
+    assert mcp_min._not_offered(method, capabilities) == hint
 
 
 # ---------------------------------------------------------------------------
