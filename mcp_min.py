@@ -836,10 +836,18 @@ if TYPE_CHECKING:  # a number gives a number: callers that know they have one ne
 
 
 def _deadline_after(seconds: float | None) -> float | None:
+    """The deadline ``seconds`` from now, or None (no deadline) for None."""
     return None if seconds is None else time.monotonic() + seconds
 
 
+def _deadline_or(deadline: float | None, seconds: float) -> float:
+    """``deadline``, or when there is none, the one ``seconds`` from now (a step that must
+    end even when its request may wait for ever: a write, a connect, the answer's start)."""
+    return time.monotonic() + seconds if deadline is None else deadline
+
+
 def _expired(deadline: float | None) -> bool:
+    """Whether ``deadline`` has come (never, for None)."""
     return deadline is not None and time.monotonic() >= deadline
 
 
@@ -1234,7 +1242,7 @@ class _ProgressClock(object):
         self.following = None  # the Future of a call that became a task, while it is followed
 
     def tick(self, fut: Future) -> None:
-        fut._postpone(min(time.monotonic() + self.window, self.total))
+        fut._postpone(min(_deadline_after(self.window), self.total))
 
     def __call__(self, progress: Any, total: Any, message: Any) -> None:
         if self.following is not None:  # a task's status change or progress: it counts too
@@ -1261,7 +1269,7 @@ def _in_time(fut: Future, answer: _Json | McpError) -> _Json | McpError:
     RequestTimeout, the others and every later call the ConnectionClosed.  (A RequestTimeout
     stays itself: its own words say where the time ran out, as a write still under way.)"""
     deadline, timeout = fut._deadline, fut._timeout  # (a deadline comes from a timeout: both or neither)
-    if deadline is not None and timeout is not None and time.monotonic() >= deadline:
+    if deadline is not None and timeout is not None and _expired(deadline):
         if not isinstance(answer, (ConnectionClosed, RequestTimeout)):
             return RequestTimeout("no answer to %s within %.3g s (what came, came later)" % (fut.method, timeout))
         if isinstance(answer, ConnectionClosed) and answer._by_deadline:
@@ -2429,13 +2437,12 @@ class _Run(object):
     def look(self) -> None:
         """Where a chunk of work ended: _Unchecked once the check has taken SCHEMA_MAX_SECONDS."""
         self.work = SCHEMA_CLOCK_WORK
-        now = time.monotonic()
         try:
             ends = self.ends
         except AttributeError:  # the first look
-            self.ends, self.left = now + SCHEMA_MAX_SECONDS, SCHEMA_MAX_STEPS - SCHEMA_CLOCK_STEPS
+            self.ends, self.left = _deadline_after(SCHEMA_MAX_SECONDS), SCHEMA_MAX_STEPS - SCHEMA_CLOCK_STEPS
             return
-        if now > ends:
+        if _expired(ends):
             raise _Unchecked("checking it takes more than %.3g s (SCHEMA_MAX_SECONDS)" % SCHEMA_MAX_SECONDS)
 
 
@@ -3839,7 +3846,7 @@ class _Threads(object):
 
 def _join_all(threads: Iterable[threading.Thread], seconds: float = CLOSE_GRACE) -> None:
     """Wait for ``threads`` (other than the calling one) to end, all within ``seconds``."""
-    deadline = time.monotonic() + seconds
+    deadline = _deadline_after(seconds)
     for thread in threads:
         if thread is not threading.current_thread():
             thread.join(_remaining(deadline))
@@ -4078,7 +4085,7 @@ class _PipeWriter(object):
                 if job.state == "queued":
                     job.state = "withdrawn"
                     return None
-            if not job.done.wait(max(job.started + WRITE_FINISH_GRACE - time.monotonic(), 0.0)):
+            if not job.done.wait(_remaining(job.started + WRITE_FINISH_GRACE)):
                 return False
         if job.error is not None:
             raise job.error
@@ -4359,8 +4366,7 @@ class _StdioTransport(_Transport):
     # -- sending -------------------------------------------------------------
     def send(self, msg: _Json, data: bytes, deadline: float | None = None, wait_here: bool = False,
              headers: Mapping[str, str] | None = None) -> None:
-        if deadline is None:
-            deadline = time.monotonic() + self.timeout
+        deadline = _deadline_or(deadline, self.timeout)
         if not self._write_lock.acquire(True, _remaining(deadline)):
             raise RequestTimeout("%s is not reading its stdin" % self.name)
         try:
@@ -4620,7 +4626,7 @@ class _StreamTransport(_StdioTransport):
             self._shut_down(self._socket)
         locked = self._write_lock.acquire(True, CLOSE_GRACE)
         try:  # an empty write is a barrier: once it is through, no earlier write still uses the writer
-            idle = locked and writer.write(b"", time.monotonic() + CLOSE_GRACE)
+            idle = locked and writer.write(b"", _deadline_after(CLOSE_GRACE))
             writer.close()
         finally:
             if locked:
@@ -5424,8 +5430,7 @@ class _StreamableHttpTransport(_Transport):
                         msg, data, deadline, headers), "send a request"))
             return
         # A notification, or our answer to a server request: 2xx expected, nothing to read.
-        if deadline is None:
-            deadline = time.monotonic() + self.timeout
+        deadline = _deadline_or(deadline, self.timeout)
         sent = self._post_headers(msg, headers)
         answer = self._engine.request("POST", self.url, sent, data, deadline, self.auth)
         if answer.status >= 300:
@@ -5444,8 +5449,8 @@ class _StreamableHttpTransport(_Transport):
             # Without a deadline of its own (a listen), the request still gets one for connecting
             # and for the answer to start; only its stream may then stay open.
             sent = self._post_headers(msg, extra)
-            answer = self._engine.request("POST", self.url, sent, data, deadline if (
-                deadline is not None) else time.monotonic() + self.timeout, self.auth, cut)
+            answer = self._engine.request("POST", self.url, sent, data, _deadline_or(
+                deadline, self.timeout), self.auth, cut)
             with answer:
                 if answer.status >= 300:
                     self._failed(answer, msg, sent.get("Mcp-Session-Id"))
@@ -5556,8 +5561,8 @@ class _StreamableHttpTransport(_Transport):
             with self._lock:
                 self._cuts[rid] = cut
             try:
-                with self._engine.request("GET", self.url, h, None, deadline if deadline is not None else (
-                        time.monotonic() + self.timeout), self.auth, cut) as answer:
+                with self._engine.request("GET", self.url, h, None, _deadline_or(
+                        deadline, self.timeout), self.auth, cut) as answer:
                     if answer.status >= 300 and _session_gone(answer, h.get("Mcp-Session-Id")):
                         raise self._checked(_status_error(answer, "GET", h.get("Mcp-Session-Id")))
                     if answer.status >= 300 or _media_type(answer.headers) != "text/event-stream":
@@ -5620,7 +5625,7 @@ class _StreamableHttpTransport(_Transport):
                 with self._lock:
                     self._cuts["GET"] = cut
                 try:
-                    answer = self._engine.request("GET", self.url, h, None, time.monotonic() + self.timeout,
+                    answer = self._engine.request("GET", self.url, h, None, _deadline_after(self.timeout),
                                                   self.auth, cut)
                 except McpError as e:
                     _log.debug("the GET stream of %s: %s", self.name, e)
@@ -5689,8 +5694,8 @@ class _StreamableHttpTransport(_Transport):
             cut()
         if self.session_id is not None and not self._modern:
             try:  # (before the pool closes: on a kept-alive connection, no new handshake)
-                with self._engine.request("DELETE", self.url, self._base_headers(), None, time.monotonic() + min(
-                        self.timeout, SESSION_DELETE_TIMEOUT), self.auth):
+                with self._engine.request("DELETE", self.url, self._base_headers(), None, _deadline_after(min(
+                        self.timeout, SESSION_DELETE_TIMEOUT)), self.auth):
                     pass
             except McpError as e:
                 _log.debug("DELETE of the session: %s", e)
@@ -5739,7 +5744,7 @@ class _SseTransport(_Transport):
 
     def start(self, router: _Dispatcher) -> None:
         self._router = router
-        deadline = time.monotonic() + self.timeout
+        deadline = _deadline_after(self.timeout)
         answer = self._engine.request("GET", self.url, self._headers_for("text/event-stream"), None, deadline,
                                       self.auth)
         if answer.status >= 300:
@@ -5818,7 +5823,7 @@ class _SseTransport(_Transport):
             self._cuts.add(cut)
             cut.cut = self._closed  # after close() cut the others: cut at once, its join must not wait
         try:
-            answer = self._engine.request("POST", endpoint, h, data, deadline or time.monotonic() + self.timeout,
+            answer = self._engine.request("POST", endpoint, h, data, _deadline_or(deadline, self.timeout),
                                           self.auth, cut)
         finally:
             with self._lock:
@@ -5924,7 +5929,7 @@ class _Worker(object):
         if self._thread is not None:
             self._queue.put(None)
             if wait:
-                self.join(time.monotonic() + CLOSE_GRACE)
+                self.join(_deadline_after(CLOSE_GRACE))
 
     def join(self, deadline: float | None) -> bool:
         """Wait for the thread until ``deadline``; True unless it still runs (a callback)."""
@@ -6189,11 +6194,11 @@ class _Inbox(object):
         then for its workers, CLOSE_GRACE at most each time.  A callback of the user's may run
         longer (a sampling call to a model): its thread is then left to finish it, and what it
         sends after that is dropped (the client is closed)."""
-        left = self.threads.join(time.monotonic() + CLOSE_GRACE)  # first: they may still queue callbacks
+        left = self.threads.join(_deadline_after(CLOSE_GRACE))  # first: they may still queue callbacks
         workers = (self.events, self._pings, self._overflow, self.courier)
         for worker in workers:
             worker.stop(wait=False)  # all at once: the idle ones end while a busy one is waited for
-        deadline = time.monotonic() + CLOSE_GRACE
+        deadline = _deadline_after(CLOSE_GRACE)
         left += [worker._name for worker in workers if not worker.join(deadline)]
         if left:
             _log.warning("close() did not wait longer for %s: a callback still runs there (the thread ends "
@@ -6223,7 +6228,7 @@ class _Cache(object):
             entry = self._entries.get(key)
             if entry is None:
                 return None
-            if entry[0] <= time.monotonic() or entry[2] is not None and entry[2] != (context,):
+            if _expired(entry[0]) or entry[2] is not None and entry[2] != (context,):
                 del self._entries[key]  # stale, or another authorization context's: fetch again
                 return None
         return _copy(entry[1])
@@ -6231,7 +6236,7 @@ class _Cache(object):
     def put(self, key: Tuple[str, str | None], value: Any, ttl_ms: int, scope: object, context: object) -> None:
         if ttl_ms > 0:
             with self._lock:
-                self._entries[key] = (time.monotonic() + ttl_ms / 1000.0, _copy(value),
+                self._entries[key] = (_deadline_after(ttl_ms / 1000.0), _copy(value),
                                       None if scope == "public" else (context,))
 
     def drop(self, method: str, uri: object = None) -> None:
@@ -6458,7 +6463,7 @@ class _Session(object):
 
     # -- negotiation -------------------------------------------------------------
     def connect(self) -> None:
-        deadline = time.monotonic() + self.timeout
+        deadline = _deadline_after(self.timeout)
         self.transport.start(self.dispatcher)
         wanted = self.wanted_version
         if wanted == "auto" or wanted in MODERN_VERSIONS:
@@ -6607,7 +6612,7 @@ class _Session(object):
                 self._set_era(None, False)
                 self.transport.session_gone = False  # (set again if the new session is found gone too)
                 try:
-                    self._handshake(version, deadline or time.monotonic() + self.timeout, True)
+                    self._handshake(version, _deadline_or(deadline, self.timeout), True)
                 except BaseException as e:
                     self.transport.session_gone = True
                     if isinstance(e, _SessionExpired):
@@ -6634,7 +6639,7 @@ class _Session(object):
         (reset_on_progress), never past this.  Nothing is pending when this raises."""
         timeout = self.request_timeout if timeout is _DEFAULT else timeout
         if max_total is not None and timeout is not None and not isinstance(progress, _ProgressClock):
-            progress = _ProgressClock(progress, timeout, time.monotonic() + max_total)  # (asks for progress)
+            progress = _ProgressClock(progress, timeout, _deadline_after(max_total))  # (asks for progress)
         self._check_usable()
         if not isinstance(method, str) or not method:
             raise ValueError("the method must be a non-empty string, not %r" % (method,))
@@ -6692,7 +6697,7 @@ class _Session(object):
         if renew:
             self._send_message(msg, data)
         else:
-            self.transport.send(msg, data, time.monotonic() + self.timeout)
+            self.transport.send(msg, data, _deadline_after(self.timeout))
 
     def _send_message(self, msg: _Json, data: bytes) -> None:
         """Send a notification or our answer to a server request, within the client's timeout.
@@ -6702,13 +6707,13 @@ class _Session(object):
         if self._renewing or self.transport.session_gone:
             self._renew_session()  # (waits while another thread renews)
         try:
-            self.transport.send(msg, data, time.monotonic() + self.timeout)
+            self.transport.send(msg, data, _deadline_after(self.timeout))
             return
         except _SessionExpired:
             pass  # (renewed outside the handler: an error there must not name this one its cause)
         self._renew_session()
         try:
-            self.transport.send(msg, data, time.monotonic() + self.timeout)
+            self.transport.send(msg, data, _deadline_after(self.timeout))
         except _SessionExpired as e:
             raise e.public() from None  # (the private class stays out of the traceback too)
 
@@ -6936,7 +6941,7 @@ class _Session(object):
             if self._closed:
                 return
             self._closed = True
-        self.inbox.courier.drain(time.monotonic() + CLOSE_GRACE)  # cancellations already said go out first
+        self.inbox.courier.drain(_deadline_after(CLOSE_GRACE))  # cancellations already said go out first
         self.dispatcher.closed(ConnectionClosed("the client is closed"))  # pending calls fail at once
         try:
             self.transport.close(grace)
@@ -8737,7 +8742,7 @@ def _oauth_request(engine: _HttpEngine, method: str, url: str, headers: Mapping[
     h = {"Accept": "application/json", "User-Agent": "mcp_min/" + __version__}
     h.update(headers)
     try:
-        answer = engine.request(method, url, h, body, time.monotonic() + timeout, secure=True)
+        answer = engine.request(method, url, h, body, _deadline_after(timeout), secure=True)
         with answer:
             data = answer.read(MAX_AUTH_RESPONSE_BYTES) if answer.status < 300 else answer.body
     except RequestTimeout:
