@@ -1277,6 +1277,14 @@ def _in_time(fut: Future, answer: _Json | McpError) -> _Json | McpError:
     return answer
 
 
+def _closed_error(error: BaseException, what: str) -> ConnectionClosed:
+    """The loss of the connection (``error``: a ConnectionClosed, or what ended it) as one
+    waiter sees it: "<what happened> before <what>", with the exit code and stderr lines."""
+    summary, returncode = getattr(error, "summary", error), getattr(error, "returncode", None)
+    return ConnectionClosed("%s before %s" % (summary, what), returncode, getattr(error, "stderr", ()),
+                            getattr(error, "detail", ""))
+
+
 class _Dispatcher(object):
     """The JSON-RPC core of one connection: request ids, the pending requests and the
     open subscriptions, all under one lock, and the routing of every message that arrives.
@@ -1424,9 +1432,7 @@ class _Dispatcher(object):
             pending, self._pending = list(self._pending.values()), {}
             ended = list(self._subscriptions.values())
         for fut in pending:
-            lost = ConnectionClosed("%s before answering %s" % (getattr(error, "summary", error), fut.method),
-                                    getattr(error, "returncode", None), getattr(error, "stderr", ()),
-                                    getattr(error, "detail", ""))
+            lost = _closed_error(error, "answering " + fut.method)
             lost._by_deadline = getattr(error, "_by_deadline", False)
             fut._put(_in_time(fut, lost) if lost._by_deadline else lost)
         for sub in ended:
@@ -7861,9 +7867,7 @@ class _Tasks(object):
         with self._lock:
             tasks = list(self._by_id.values())
         for task in tasks:
-            task._end(ConnectionClosed("%s before task %s ended" % (getattr(error, "summary", error), task.id),
-                                       getattr(error, "returncode", None), getattr(error, "stderr", ()),
-                                       getattr(error, "detail", "")))
+            task._end(_closed_error(error, "task %s ended" % task.id))
 
 
 class Task(object):
