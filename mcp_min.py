@@ -3858,6 +3858,90 @@ def _join_all(threads: Iterable[threading.Thread], seconds: float = CLOSE_GRACE)
             thread.join(_remaining(deadline))
 
 
+class _Worker(object):
+    """Runs calls in order on one thread of its own, started when first needed: callbacks,
+    so user code never runs on (and never blocks) a thread that reads from the server, and
+    the Windows pipe writer's writes (_PipeWriter)."""
+
+    def __init__(self, name: str, what: str = "run callbacks") -> None:
+        self._queue: SimpleQueue[Tuple[Callable[..., object], Tuple[Any, ...]] | None] = SimpleQueue()
+        self._name, self._what = name, what  # the thread's name; what it is for (in the error if none starts)
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._dropping = False
+        self._stopped = False
+
+    def put(self, fn: Callable[..., object], *args: Any) -> bool:
+        """Queue ``fn(*args)``; False when it was dropped (stopped, flooded, no thread)."""
+        if self._stopped:
+            return False
+        if self._queue.qsize() >= MAX_QUEUED_CALLBACKS:
+            # A server flooding us while a callback is slow must not eat all memory.
+            if not self._dropping:
+                _log.warning("callbacks are %d behind; dropping server messages until they catch up",
+                             MAX_QUEUED_CALLBACKS)
+            self._dropping = True
+            return False
+        self._dropping = False
+        if self._thread is None and not self._start():
+            return False
+        self._queue.put((fn, args))
+        return True
+
+    def start(self) -> None:
+        """Start the thread now, unless stop() came first (else the first put() starts it);
+        raises ConnectionClosed when the process can start no thread."""
+        with self._lock:
+            if self._thread is None and not self._stopped:  # (stop() takes the lock: none starts after it)
+                self._thread = _start_thread(self._run, self._name, what=self._what)
+
+    def _start(self) -> bool:
+        """Start the thread, unless stop() came first; False when none runs."""
+        try:
+            self.start()
+        except ConnectionClosed as e:
+            _log.warning("dropped a server message: %s", e)
+        return self._thread is not None
+
+    def _run(self) -> None:
+        get = self._queue.get
+        while True:
+            item = get()
+            if item is None:
+                return
+            fn, args = item
+            try:
+                fn(*args)
+            except Exception:
+                _log.exception("callback %r failed", fn)
+
+    def drain(self, deadline: float | None = None) -> None:
+        """Wait (until ``deadline`` at most) for the callbacks queued so far to run."""
+        thread = self._thread
+        if thread is None or thread is threading.current_thread() or self._stopped or not thread.is_alive():
+            return
+        done = threading.Event()
+        self._queue.put((done.set, ()))
+        done.wait(_remaining(deadline))
+
+    def stop(self, wait: bool = True) -> None:
+        """Stop once what is queued ran; ``wait``: join it (CLOSE_GRACE at most), else see join()."""
+        with self._lock:
+            self._stopped = True
+        if self._thread is not None:
+            self._queue.put(None)
+            if wait:
+                self.join(_deadline_after(CLOSE_GRACE))
+
+    def join(self, deadline: float | None) -> bool:
+        """Wait for the thread until ``deadline``; True unless it still runs (a callback)."""
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(_remaining(deadline))
+            return not thread.is_alive()
+        return True
+
+
 # -- stdio -----------------------------------------------------------------------------
 
 def _stderr_excerpt(tail: Sequence[str]) -> str:
@@ -4076,16 +4160,17 @@ class _PipeWriter(object):
 
     def __init__(self, fd: int, name: str) -> None:
         self._fd = fd
-        self._jobs: SimpleQueue[_WriteJob | None] = SimpleQueue()
         self._lock = threading.Lock()  # a job is either started or withdrawn, never both
-        self._thread = _start_thread(self._run, name, what="write to the server")
+        self._worker = _Worker(name, what="write to the server")
+        self._worker.start()
 
     def write(self, data: bytes, deadline: float | None) -> bool | None:
         """True once written; None when the deadline came before the write began (nothing went
         out: the stream is intact); False when it came during the write (how much went out is
         unknown); raises the OSError of a failed write."""
         job = _WriteJob(data)
-        self._jobs.put(job)
+        if not self._worker.put(self._write, job):
+            return None  # (after close(): nothing goes out)
         if not job.done.wait(_remaining(deadline)):
             with self._lock:
                 if job.state == "queued":
@@ -4099,30 +4184,26 @@ class _PipeWriter(object):
 
     def close(self) -> None:
         """The thread ends once what is queued before this is written (join() waits for that)."""
-        self._jobs.put(None)
+        self._worker.stop(wait=False)
 
     def join(self, seconds: float) -> None:
         """After close(): wait up to ``seconds`` for the thread to end.  It cannot end while a
         write to a peer that does not read blocks it (nothing but the peer ends such a write):
         the caller then leaves it, with its descriptor, to end with the peer."""
-        self._thread.join(seconds)
+        self._worker.join(_deadline_after(seconds))
 
-    def _run(self) -> None:
-        while True:
-            job = self._jobs.get()
-            if job is None:
+    def _write(self, job: _WriteJob) -> None:
+        with self._lock:
+            if job.state == "withdrawn":
                 return
-            with self._lock:
-                if job.state == "withdrawn":
-                    continue
-                job.state, job.started = "started", time.monotonic()
-            try:
-                view = memoryview(job.data)
-                while view:
-                    view = view[os.write(self._fd, view):]
-            except OSError as e:
-                job.error = e
-            job.done.set()
+            job.state, job.started = "started", time.monotonic()
+        try:
+            view = memoryview(job.data)
+            while view:
+                view = view[os.write(self._fd, view):]
+        except OSError as e:
+            job.error = e
+        job.done.set()
 
 
 def _split_command(command: str) -> List[str]:
@@ -5863,87 +5944,6 @@ if TYPE_CHECKING:
     import ssl  # (Client's ssl_context=)
 
     _OutputCheck = Callable[[Any], Optional[Tuple[str, str]]]  # None: the value matches, else (where, what)
-
-
-class _Worker(object):
-    """Runs callbacks in order on one thread, started when first needed, so user
-    code never runs on (and never blocks) a thread that reads from the server."""
-
-    def __init__(self, name: str) -> None:
-        self._queue: SimpleQueue[Tuple[Callable[..., object], Tuple[Any, ...]] | None] = SimpleQueue()
-        self._name = name
-        self._thread: threading.Thread | None = None
-        self._lock = threading.Lock()
-        self._dropping = False
-        self._stopped = False
-
-    def put(self, fn: Callable[..., object], *args: Any) -> bool:
-        """Queue ``fn(*args)``; False when it was dropped (stopped, flooded, no thread)."""
-        if self._stopped:
-            return False
-        if self._queue.qsize() >= MAX_QUEUED_CALLBACKS:
-            # A server flooding us while a callback is slow must not eat all memory.
-            if not self._dropping:
-                _log.warning("callbacks are %d behind; dropping server messages until they catch up",
-                             MAX_QUEUED_CALLBACKS)
-            self._dropping = True
-            return False
-        self._dropping = False
-        if self._thread is None and not self._start():
-            return False
-        self._queue.put((fn, args))
-        return True
-
-    def _start(self) -> bool:
-        """Start the thread, unless stop() came first; False when none runs."""
-        with self._lock:
-            if self._stopped:  # (checked again under the lock stop() takes: no thread starts after it)
-                return False
-            if self._thread is None:
-                try:
-                    self._thread = _start_thread(self._run, self._name, what="run callbacks")
-                except ConnectionClosed as e:
-                    _log.warning("dropped a server message: %s", e)
-                    return False
-        return True
-
-    def _run(self) -> None:
-        get = self._queue.get
-        while True:
-            item = get()
-            if item is None:
-                return
-            fn, args = item
-            try:
-                fn(*args)
-            except Exception:
-                _log.exception("callback %r failed", fn)
-
-    def drain(self, deadline: float | None = None) -> None:
-        """Wait (until ``deadline`` at most) for the callbacks queued so far to run."""
-        thread = self._thread
-        if thread is None or thread is threading.current_thread() or self._stopped or not thread.is_alive():
-            return
-        done = threading.Event()
-        self._queue.put((done.set, ()))
-        done.wait(_remaining(deadline))
-
-    def stop(self, wait: bool = True) -> None:
-        """Stop once what is queued ran; ``wait``: join it (CLOSE_GRACE at most), else see join()."""
-        with self._lock:
-            self._stopped = True
-        if self._thread is not None:
-            self._queue.put(None)
-            if wait:
-                self.join(_deadline_after(CLOSE_GRACE))
-
-    def join(self, deadline: float | None) -> bool:
-        """Wait for the thread until ``deadline``; True unless it still runs (a callback)."""
-        thread = self._thread
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(_remaining(deadline))
-            return not thread.is_alive()
-        return True
 
 
 def _callback_failed(asking: str, method: object, error: Exception) -> McpError:
