@@ -4261,83 +4261,21 @@ def _split_windows(command: str) -> List[str]:
     return argv
 
 
-class _StdioTransport(_Transport):
-    """A server process spoken to over its stdin/stdout, one JSON message per line.
+class _LineTransport(_Transport):
+    """One JSON message per line over two descriptors: the reader thread (framing, the size
+    limit), sends bounded by their deadline through a writer thread (_PipeWriter), and the
+    dropped connection when a write outlives its deadline.  Its two kinds: stdio (a server
+    process it starts) and streams (descriptors the caller already has)."""
 
-    The pipes are unbuffered and read with os.read: no buffered-file lock that a
-    reader thread holds can then deadlock a forked child, and line framing and
-    the size limit are ours."""
-
-    kind = "stdio"
-    restartable = True
-
-    def __init__(self, argv: Sequence[str | os.PathLike[str]], env: Mapping[str, str] | None = None,
-                 inherit_env: bool = False, cwd: str | os.PathLike[str] | None = None,
-                 on_stderr: Callable[[str], object] | None = None, timeout: float = DEFAULT_TIMEOUT) -> None:
-        self.argv = [str(a) if isinstance(a, os.PathLike) else a for a in argv]
-        if not self.argv or not all(isinstance(a, str) for a in self.argv):
-            raise ValueError("the server command must be a non-empty list of strings, not %r" % (argv,))
+    def __init__(self, name: str, timeout: float) -> None:
+        self.name = name
         self.timeout = timeout  # bounds every write, even for requests without a deadline
-        self.name = "server %r" % " ".join(self.argv)
-        self._env = _server_env(env, inherit_env)
-        self._cwd = cwd
-        self._on_stderr = on_stderr
-        self._stderr_lines: Deque[str] = collections.deque(maxlen=STDERR_LINES)
-        self.stderr_tail = self._stderr_lines
         self._write_lock = threading.Lock()
-        self._pid = _pid  # the process that owns the server; a forked child leaves it alone
-        self._proc: _Child | None = None
+        self._pid = _pid  # the process that owns the connection; a forked child leaves it alone
         self._closing = False  # close() has begun: nothing more is written
-        self._drop_reason: str | None = None  # set when we kill the server ourselves, and why
+        self._drop_reason: str | None = None  # set when we end the connection ourselves, and why
         self._reader: threading.Thread | None = None
-        self._stderr_reader: threading.Thread | None = None
-        self._writer: _PipeWriter | None = None  # (Windows only)
-        # Set when the stderr reader has read its last line.  The stdout reader waits on this, not
-        # on join(): close() may join the same thread at the same moment, and two concurrent joins
-        # of one thread can raise RuntimeError ("cannot release un-acquired lock"; seen on PyPy 3.9).
-        self._stderr_done = threading.Event()
-        self._job: _WindowsJob | None = None  # Windows: the job object holding the server's process tree
-
-    def start(self, router: _Dispatcher) -> None:
-        subprocess = _stdlib("subprocess", "running a stdio server")  # (HTTP-only users never import it)
-        self._router = router
-        command: str | List[str] = self.argv
-        if os.name == "nt":
-            program = _resolve_program(self.argv[0], self._env, self._cwd)
-            command = _batch_command_line(program, self.argv[1:]) if os.path.splitext(program)[1].lower() in (
-                ".cmd", ".bat") else [program] + self.argv[1:]
-        held = _hold_standard_descriptors()  # (the server gets its 0, 1 and 2 either way: our pipes)
-        try:
-            proc: _Child = subprocess.Popen(
-                command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
-                env=self._env, cwd=self._cwd, close_fds=True, **_process_group())
-        except OSError as e:
-            raise ConnectionClosed("cannot start %s: %s" % (self.name, e.strerror or e))
-        except (ValueError, TypeError) as e:
-            raise ValueError("cannot start %s: %s" % (self.name, e))
-        finally:
-            for fd in held:
-                os.close(fd)
-        self._proc = proc
-        pid = proc.pid
-        self._stdin_fd = proc.stdin.fileno()
-        if os.name == "posix":  # lets a write give up when the server stops reading
-            os.set_blocking(self._stdin_fd, False)
-        else:
-            self._job = _WindowsJob.for_process(pid)  # at once: before the server starts children
-        try:
-            if os.name == "nt":
-                self._writer = _PipeWriter(self._stdin_fd, "mcp_min-writer-%d" % pid)
-            # stderr's reader first: the stdout reader's error for a server that is gone waits for it,
-            # so it must exist by the time the stdout reader can see the end of its stream
-            self._stderr_reader = _start_thread(self._stderr_loop, "mcp_min-stderr-%d" % pid,
-                                                (proc.stderr.fileno(),), "read the server's stderr")
-            self._reader = _start_thread(self._read_loop, "mcp_min-reader-%d" % pid, (proc.stdout.fileno(),))
-        except ConnectionClosed:
-            self._kill()
-            if self._job is not None:
-                self._job.close()
-            raise
+        self._writer: _PipeWriter | None = None  # (stdio: Windows only)
 
     # -- receiving (reader thread) -------------------------------------------
     def _read_loop(self, fd: int) -> None:
@@ -4387,6 +4325,131 @@ class _StdioTransport(_Transport):
             except Exception as e:  # whatever happens, the pending requests learn the end now
                 error = ConnectionClosed("%s ended its output (%s)" % (self.name, e))
             self._router.closed(error)
+
+    # -- sending -------------------------------------------------------------
+    def send(self, msg: _Json, data: bytes, deadline: float | None = None, wait_here: bool = False,
+             headers: Mapping[str, str] | None = None) -> None:
+        deadline = _deadline_or(deadline, self.timeout)
+        if not self._write_lock.acquire(True, _remaining(deadline)):
+            raise RequestTimeout("%s is not reading its stdin" % self.name)
+        try:
+            # Checked under the lock that close() takes before closing stdin: no write can
+            # reach a descriptor number that has since been closed (and maybe reused).
+            if self._closing or _pid != self._pid:
+                raise ConnectionClosed("the connection to %s is closed" % self.name)
+            self._write(data, deadline)
+        finally:
+            self._write_lock.release()
+
+    def _write_error(self, error: OSError, deadline: float | None) -> ConnectionClosed:
+        # A server that closed its stdin has usually exited: its exit code and last stderr lines
+        # say why, where the broken pipe alone would not (waited for within the deadline only).
+        closed = self._closed_error(deadline)
+        if closed.returncode is None and self._drop_reason is None:
+            return ConnectionClosed("cannot write to %s: %s" % (self.name, error))
+        return closed
+
+    def _write(self, data: bytes, deadline: float) -> None:
+        # The writer thread writes.  A write that began and did not end by the deadline left
+        # an unknown part out, so the connection is dropped (killing the server frees the
+        # write); one the thread had not begun was withdrawn, and the stream is intact.
+        assert self._writer is not None  # (start() made it wherever this writes)
+        try:
+            written = self._writer.write(data, deadline)
+        except OSError as e:
+            raise self._write_error(e, deadline)
+        if written is None:
+            raise RequestTimeout("the deadline passed before the message to %s could be written" % self.name)
+        if not written:
+            self._drop("stopped reading its stdin")
+
+    def _drop(self, why: str) -> NoReturn:
+        """A write still blocked at its deadline left part of a message out: the stream is broken,
+        so the connection is dropped -- every other request and every later call sees it closed
+        (``_by_deadline``: a request whose deadline passed too sees a timeout).  The deadline wins
+        for the writer: RequestTimeout."""
+        self._drop_reason = "%s %s; mcp_min dropped the connection" % (self.name, why)
+        self._kill()
+        raise RequestTimeout("the deadline passed while writing to %s: %s" % (self.name, self._drop_reason))
+
+    def _closed_error(self, deadline: float | None = None) -> ConnectionClosed:
+        """The error that says why the connection ended (waiting until ``deadline`` at most)."""
+        raise NotImplementedError  # (each kind knows its own end)
+
+    def _kill(self) -> None:
+        raise NotImplementedError  # (each kind ends its peer its own way)
+
+
+class _StdioTransport(_LineTransport):
+    """A server process spoken to over its stdin/stdout, one JSON message per line.
+
+    The pipes are unbuffered and read with os.read: no buffered-file lock that a
+    reader thread holds can then deadlock a forked child, and line framing and
+    the size limit are ours."""
+
+    kind = "stdio"
+    restartable = True
+
+    def __init__(self, argv: Sequence[str | os.PathLike[str]], env: Mapping[str, str] | None = None,
+                 inherit_env: bool = False, cwd: str | os.PathLike[str] | None = None,
+                 on_stderr: Callable[[str], object] | None = None, timeout: float = DEFAULT_TIMEOUT) -> None:
+        self.argv = [str(a) if isinstance(a, os.PathLike) else a for a in argv]
+        if not self.argv or not all(isinstance(a, str) for a in self.argv):
+            raise ValueError("the server command must be a non-empty list of strings, not %r" % (argv,))
+        _LineTransport.__init__(self, "server %r" % " ".join(self.argv), timeout)
+        self._env = _server_env(env, inherit_env)
+        self._cwd = cwd
+        self._on_stderr = on_stderr
+        self._stderr_lines: Deque[str] = collections.deque(maxlen=STDERR_LINES)
+        self.stderr_tail = self._stderr_lines
+        self._proc: _Child | None = None
+        self._stderr_reader: threading.Thread | None = None
+        # Set when the stderr reader has read its last line.  The stdout reader waits on this, not
+        # on join(): close() may join the same thread at the same moment, and two concurrent joins
+        # of one thread can raise RuntimeError ("cannot release un-acquired lock"; seen on PyPy 3.9).
+        self._stderr_done = threading.Event()
+        self._job: _WindowsJob | None = None  # Windows: the job object holding the server's process tree
+
+    def start(self, router: _Dispatcher) -> None:
+        subprocess = _stdlib("subprocess", "running a stdio server")  # (HTTP-only users never import it)
+        self._router = router
+        command: str | List[str] = self.argv
+        if os.name == "nt":
+            program = _resolve_program(self.argv[0], self._env, self._cwd)
+            command = _batch_command_line(program, self.argv[1:]) if os.path.splitext(program)[1].lower() in (
+                ".cmd", ".bat") else [program] + self.argv[1:]
+        held = _hold_standard_descriptors()  # (the server gets its 0, 1 and 2 either way: our pipes)
+        try:
+            proc: _Child = subprocess.Popen(
+                command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
+                env=self._env, cwd=self._cwd, close_fds=True, **_process_group())
+        except OSError as e:
+            raise ConnectionClosed("cannot start %s: %s" % (self.name, e.strerror or e))
+        except (ValueError, TypeError) as e:
+            raise ValueError("cannot start %s: %s" % (self.name, e))
+        finally:
+            for fd in held:
+                os.close(fd)
+        self._proc = proc
+        pid = proc.pid
+        self._stdin_fd = proc.stdin.fileno()
+        if os.name == "posix":  # lets a write give up when the server stops reading
+            os.set_blocking(self._stdin_fd, False)
+        else:
+            self._job = _WindowsJob.for_process(pid)  # at once: before the server starts children
+        try:
+            if os.name == "nt":
+                self._writer = _PipeWriter(self._stdin_fd, "mcp_min-writer-%d" % pid)
+            # stderr's reader first: the stdout reader's error for a server that is gone waits for it,
+            # so it must exist by the time the stdout reader can see the end of its stream
+            self._stderr_reader = _start_thread(self._stderr_loop, "mcp_min-stderr-%d" % pid,
+                                                (proc.stderr.fileno(),), "read the server's stderr")
+            self._reader = _start_thread(self._read_loop, "mcp_min-reader-%d" % pid, (proc.stdout.fileno(),))
+        except ConnectionClosed:
+            self._kill()
+            if self._job is not None:
+                self._job.close()
+            raise
 
     def _stderr_loop(self, fd: int) -> None:
         read = os.read
@@ -4450,33 +4513,10 @@ class _StdioTransport(_Transport):
         assert self._proc is not None
         return self._proc
 
-    # -- sending -------------------------------------------------------------
-    def send(self, msg: _Json, data: bytes, deadline: float | None = None, wait_here: bool = False,
-             headers: Mapping[str, str] | None = None) -> None:
-        deadline = _deadline_or(deadline, self.timeout)
-        if not self._write_lock.acquire(True, _remaining(deadline)):
-            raise RequestTimeout("%s is not reading its stdin" % self.name)
-        try:
-            # Checked under the lock that close() takes before closing stdin: no write can
-            # reach a descriptor number that has since been closed (and maybe reused).
-            if self._closing or _pid != self._pid:
-                raise ConnectionClosed("the connection to %s is closed" % self.name)
-            if os.name == "nt":
-                self._write_windows(data, deadline)
-            else:
-                self._write_all(data, deadline)
-        finally:
-            self._write_lock.release()
-
-    def _write_error(self, error: OSError, deadline: float | None) -> ConnectionClosed:
-        # A server that closed its stdin has usually exited: its exit code and last stderr lines
-        # say why, where the broken pipe alone would not (waited for within the deadline only).
-        closed = self._closed_error(deadline)
-        if closed.returncode is None and self._drop_reason is None:
-            return ConnectionClosed("cannot write to %s: %s" % (self.name, error))
-        return closed
-
-    def _write_all(self, data: bytes, deadline: float) -> None:
+    def _write(self, data: bytes, deadline: float) -> None:
+        if os.name == "nt":  # (no select() on pipes: the writer thread writes)
+            _LineTransport._write(self, data, deadline)
+            return
         fd = self._stdin_fd
         try:
             n = os.write(fd, data)
@@ -4500,29 +4540,6 @@ class _StdioTransport(_Transport):
                 pass
             except OSError as e:
                 raise self._write_error(e, deadline)
-
-    def _write_windows(self, data: bytes, deadline: float) -> None:
-        # The writer thread writes.  A write that began and did not end by the deadline left
-        # an unknown part out, so the connection is dropped (killing the server frees the
-        # write); one the thread had not begun was withdrawn, and the stream is intact.
-        assert self._writer is not None  # (start() made it wherever this writes)
-        try:
-            written = self._writer.write(data, deadline)
-        except OSError as e:
-            raise self._write_error(e, deadline)
-        if written is None:
-            raise RequestTimeout("the deadline passed before the message to %s could be written" % self.name)
-        if not written:
-            self._drop("stopped reading its stdin")
-
-    def _drop(self, why: str) -> NoReturn:
-        """A write still blocked at its deadline left part of a message out: the stream is broken,
-        so the connection is dropped -- every other request and every later call sees it closed
-        (``_by_deadline``: a request whose deadline passed too sees a timeout).  The deadline wins
-        for the writer: RequestTimeout."""
-        self._drop_reason = "%s %s; mcp_min dropped the connection" % (self.name, why)
-        self._kill()
-        raise RequestTimeout("the deadline passed while writing to %s: %s" % (self.name, self._drop_reason))
 
     # -- shutting down -------------------------------------------------------
     def close(self, grace: float = CLOSE_GRACE) -> None:
@@ -4630,11 +4647,11 @@ def _fd_of(stream: Any, what: str) -> int:
     return fd
 
 
-class _StreamTransport(_StdioTransport):
+class _StreamTransport(_LineTransport):
     """The stdio framing (one JSON message per line) over byte streams the caller already
     has: a connected socket, or a reader and a writer (``os.pipe()`` ends, binary files,
-    anything with ``fileno()``).  No process.  The stdio transport's reader and its
-    deadline-bounded writer thread do the work, so the caller's descriptors keep their
+    anything with ``fileno()``).  No process.  The reader and the deadline-bounded writer
+    thread of _LineTransport do the work, so the caller's descriptors keep their
     blocking mode.  The transport owns the streams from now on.
 
     close() shuts a socket down (which ends its reader and a stuck write at once), else
@@ -4654,22 +4671,13 @@ class _StreamTransport(_StdioTransport):
             (s for s in (reader, writer) if socket and isinstance(s, socket.socket)), None)
         if self._socket is not None and os.name == "nt":
             raise ValueError("on Windows a socket is not a file descriptor: give Client.over() pipe ends")
-        self.timeout = timeout
-        self.name = "server on %s" % ("descriptor %d" % self._rfd if self._rfd == self._wfd
-                                      else "descriptors %d and %d" % (self._rfd, self._wfd))
-        self.stderr_tail = ()
-        self._write_lock = threading.Lock()
-        self._pid = _pid
-        self._proc = None
-        self._closing = False
-        self._drop_reason = None
-        self._reader = self._stderr_reader = self._writer = None
+        _LineTransport.__init__(self, "server on %s" % ("descriptor %d" % self._rfd if self._rfd == self._wfd
+                                                        else "descriptors %d and %d" % (self._rfd, self._wfd)), timeout)
 
     def start(self, router: _Dispatcher) -> None:
         if self._writer is not None:
             raise ConnectionClosed("%s ended, and streams cannot be reopened" % self.name)
         self._router = router
-        self._stdin_fd = self._wfd
         writer = self._writer = _PipeWriter(self._wfd, "mcp_min-writer-streams")
         try:
             self._reader = _start_thread(self._read_loop, "mcp_min-reader-streams", (self._rfd,))
@@ -4677,9 +4685,6 @@ class _StreamTransport(_StdioTransport):
             writer.close()
             writer.join(CLOSE_GRACE)  # (nothing was queued: at once)
             raise
-
-    # Writes go through the writer thread on every platform (the stdio transport uses it on Windows).
-    _write_all = _StdioTransport._write_windows
 
     def _kill(self) -> None:
         # A write outlived its deadline (see _drop): half a message may be out, so the stream is over.
