@@ -5423,7 +5423,49 @@ def _status_error(answer: _Answer, method: str | None, session_id: str | None = 
     return HttpError(answer.url, answer.status, text, reason.strip())
 
 
-class _StreamableHttpTransport(_Transport):
+class _HttpTransport(_Transport):
+    """What both HTTP transports share: the URL (its credentials taken out), the engine that
+    sends every request (connections, TLS, the auth plug-in), the era, and the headers
+    every request carries."""
+
+    def __init__(self, url: str, headers: Mapping[str, str] | None, timeout: float, auth: Any,
+                 tls: _Tls | None) -> None:
+        self.url, self._headers = _url_credentials(url, _clean_headers(headers))
+        self.name = "server at %s" % self.url
+        self.timeout = timeout
+        self.auth = auth
+        self._engine = _HttpEngine(self._headers, tls=tls)
+        self._pid = _pid
+        self._version: str | None = None  # negotiated; sent as MCP-Protocol-Version
+        self._modern = False  # 2026-07-28: headers per request, no session, no GET stream
+        self._lock = threading.Lock()
+        self._listener: threading.Thread | None = None
+        # the threads that send requests (mcp_min-http-<id>, mcp_min-sse-post-<id>), for close() to wait for
+        self._threads: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
+        self._closed = False
+
+    def configure(self, version: str | None, modern: bool) -> None:
+        self._version, self._modern = version, modern
+
+    @property
+    def authorization(self) -> str | None:
+        return self._engine.authorization
+
+    # -- headers -----------------------------------------------------------------
+    def _base_headers(self, accept: str = "application/json, text/event-stream",
+                      method: str | None = None) -> Dict[str, str]:
+        h = {"Accept": accept, "User-Agent": "mcp_min/" + __version__}
+        h.update(self._headers)
+        self._add_session(h, method)
+        if self._version is not None:
+            h["MCP-Protocol-Version"] = self._version
+        return h
+
+    def _add_session(self, h: Dict[str, str], method: str | None) -> None:
+        pass  # (HTTP+SSE has no session header)
+
+
+class _StreamableHttpTransport(_HttpTransport):
     """Streamable HTTP: every message is a POST; answers come back as JSON or SSE.
 
     Handshake era: a session id from the initialize answer, a GET stream for what
@@ -5447,48 +5489,23 @@ class _StreamableHttpTransport(_Transport):
 
     def __init__(self, url: str, headers: Mapping[str, str] | None = None, timeout: float = DEFAULT_TIMEOUT,
                  auth: Any = None, tls: _Tls | None = None, fallback: bool = True) -> None:
-        self.url, self._headers = _url_credentials(url, _clean_headers(headers))
-        self.name = "server at %s" % self.url
-        self.timeout = timeout
-        self.auth = auth
+        _HttpTransport.__init__(self, url, headers, timeout, auth, tls)
         self._tls, self._fallback = tls, fallback  # fallback: to HTTP+SSE (transport="auto")
-        self._engine = _HttpEngine(self._headers, tls=tls)
-        self._pid = _pid
-        self._version: str | None = None  # negotiated; sent as MCP-Protocol-Version
-        self._modern = False  # 2026-07-28: headers per request, no session, no GET stream
         self.session_id: str | None = None  # the current HTTP session; None before initialize or once found gone
         self._issued = False  # the last initialize answer carried a session id
         self.session_gone = False
-        self._lock = threading.Lock()
         self._cuts: Dict[int | str, _Cut] = {}  # request id (or "GET") -> _Cut of the exchange in flight
-        # the mcp_min-http-<id> threads, for close() to wait for
-        self._threads: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
-        self._listener: threading.Thread | None = None
         self._listening = False  # a GET stream listener runs (or is being started)
-        self._closed = False
         self._stopping = threading.Event()
 
-    def configure(self, version: str | None, modern: bool) -> None:
-        self._version, self._modern = version, modern
-
-    @property
-    def authorization(self) -> str | None:
-        return self._engine.authorization
-
     # -- headers -----------------------------------------------------------------
-    def _base_headers(self, accept: str = "application/json, text/event-stream",
-                      method: str | None = None) -> Dict[str, str]:
-        h = {"Accept": accept, "User-Agent": "mcp_min/" + __version__}
-        h.update(self._headers)
+    def _add_session(self, h: Dict[str, str], method: str | None) -> None:
         if not self._modern:
             sid = self.session_id  # (read once: another thread may forget it meanwhile)
             if sid is not None:
                 h["Mcp-Session-Id"] = sid
             elif self._issued and method != "initialize":
                 raise _SessionExpired("%s forgot our session" % self.name, None)  # (the session starts a new one)
-        if self._version is not None:
-            h["MCP-Protocol-Version"] = self._version
-        return h
 
     def _post_headers(self, msg: _Json, extra: Mapping[str, str] | None = None) -> Dict[str, str]:
         method = msg.get("method")
@@ -5795,7 +5812,7 @@ class _StreamableHttpTransport(_Transport):
         self._engine.close()
 
 
-class _SseTransport(_Transport):
+class _SseTransport(_HttpTransport):
     """The 2024-11-05 HTTP+SSE transport: one GET stream in, POSTs to the endpoint
     the stream names."""
 
@@ -5803,41 +5820,16 @@ class _SseTransport(_Transport):
 
     def __init__(self, url: str, headers: Mapping[str, str] | None = None, timeout: float = DEFAULT_TIMEOUT,
                  auth: Any = None, tls: _Tls | None = None) -> None:
-        self.url, self._headers = _url_credentials(url, _clean_headers(headers))
-        self.name = "server at %s" % self.url
-        self.timeout = timeout
-        self.auth = auth
-        self._engine = _HttpEngine(self._headers, tls=tls)
-        self._pid = _pid
-        self._version: str | None = None
+        _HttpTransport.__init__(self, url, headers, timeout, auth, tls)
         self.endpoint: str | None = None
         self._stream: _Answer | None = None
         self._ready = threading.Event()
-        self._listener: threading.Thread | None = None
-        # the mcp_min-sse-post-<id> threads, for close() to wait for
-        self._threads: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
         self._cuts: Set[_Cut] = set()  # _Cut of each POST in flight
-        self._lock = threading.Lock()
-        self._closed = False
-
-    def configure(self, version: str | None, modern: bool) -> None:
-        self._version = version
-
-    @property
-    def authorization(self) -> str | None:
-        return self._engine.authorization
-
-    def _headers_for(self, accept: str) -> Dict[str, str]:
-        h = {"Accept": accept, "User-Agent": "mcp_min/" + __version__}
-        h.update(self._headers)
-        if self._version is not None:
-            h["MCP-Protocol-Version"] = self._version
-        return h
 
     def start(self, router: _Dispatcher) -> None:
         self._router = router
         deadline = _deadline_after(self.timeout)
-        answer = self._engine.request("GET", self.url, self._headers_for("text/event-stream"), None, deadline,
+        answer = self._engine.request("GET", self.url, self._base_headers("text/event-stream"), None, deadline,
                                       self.auth)
         if answer.status >= 300:
             raise _status_error(answer, None)
@@ -5908,7 +5900,7 @@ class _SseTransport(_Transport):
     def _post(self, msg: _Json, data: bytes, deadline: float | None) -> None:
         endpoint = self.endpoint
         assert endpoint is not None  # (start() returns only once the stream named it)
-        h = self._headers_for("application/json, text/event-stream")
+        h = self._base_headers()
         h["Content-Type"] = "application/json"
         cut = _Cut()
         with self._lock:
