@@ -200,6 +200,8 @@ CLOSE_GRACE = 2.0  # seconds a server gets after stdin EOF, then again after SIG
 STDERR_DRAIN = 2.0  # seconds the stderr reader gets to read a gone server's last lines for the error
 #   (on a loaded machine half a second was too little); only a child of the server still holding
 #   the pipe makes us wait it all.
+EXIT_CODE_WAIT = 1.0  # seconds a server whose stdout ended gets to exit, so the error can carry its exit
+#                       code; one that lives on without its stdout gets "closed its stdout" instead.
 # Windows: seconds a write to a server's stdin that began just as its deadline came still gets to end.
 # Into a pipe with room a write ends at once (a thread switch, even on a loaded machine, is far less);
 # a write still blocked then means the server stopped reading.
@@ -4485,7 +4487,7 @@ class _StdioTransport(_LineTransport):
         def within(seconds: float) -> float:
             return seconds if deadline is None else min(seconds, _remaining(deadline))
         try:
-            code: int | None = self._child.wait(within(1.0))
+            code: int | None = self._child.wait(within(EXIT_CODE_WAIT))
         except subprocess.TimeoutExpired:
             code = None
         if self._stderr_reader is not None:
