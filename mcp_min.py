@@ -200,6 +200,8 @@ CLOSE_GRACE = 2.0  # seconds a server gets after stdin EOF, then again after SIG
 STDERR_DRAIN = 2.0  # seconds the stderr reader gets to read a gone server's last lines for the error
 #   (on a loaded machine half a second was too little); only a child of the server still holding
 #   the pipe makes us wait it all.
+EXIT_CODE_WAIT = 1.0  # seconds a server whose stdout ended gets to exit, so the error can carry its exit
+#                       code; one that lives on without its stdout gets "closed its stdout" instead.
 # Windows: seconds a write to a server's stdin that began just as its deadline came still gets to end.
 # Into a pipe with room a write ends at once (a thread switch, even on a loaded machine, is far less);
 # a write still blocked then means the server stopped reading.
@@ -857,10 +859,18 @@ if TYPE_CHECKING:  # a number gives a number: callers that know they have one ne
 
 
 def _deadline_after(seconds: float | None) -> float | None:
+    """The deadline ``seconds`` from now, or None (no deadline) for None."""
     return None if seconds is None else time.monotonic() + seconds
 
 
+def _deadline_or(deadline: float | None, seconds: float) -> float:
+    """``deadline``, or when there is none, the one ``seconds`` from now (a step that must
+    end even when its request may wait for ever: a write, a connect, the answer's start)."""
+    return time.monotonic() + seconds if deadline is None else deadline
+
+
 def _expired(deadline: float | None) -> bool:
+    """Whether ``deadline`` has come (never, for None)."""
     return deadline is not None and time.monotonic() >= deadline
 
 
@@ -1254,7 +1264,7 @@ class _ProgressClock(object):
         self.following = None  # the Future of a call that became a task, while it is followed
 
     def tick(self, fut: Future) -> None:
-        fut._postpone(min(time.monotonic() + self.window, self.total))
+        fut._postpone(min(_deadline_after(self.window), self.total))
 
     def __call__(self, progress: Any, total: Any, message: Any) -> None:
         if self.following is not None:  # a task's status change or progress: it counts too
@@ -1281,12 +1291,20 @@ def _in_time(fut: Future, answer: _Json | McpError) -> _Json | McpError:
     RequestTimeout, the others and every later call the ConnectionClosed.  (A RequestTimeout
     stays itself: its own words say where the time ran out, as a write still under way.)"""
     deadline, timeout = fut._deadline, fut._timeout  # (a deadline comes from a timeout: both or neither)
-    if deadline is not None and timeout is not None and time.monotonic() >= deadline:
+    if deadline is not None and timeout is not None and _expired(deadline):
         if not isinstance(answer, (ConnectionClosed, RequestTimeout)):
             return _no_answer(fut.method, timeout, " (what came, came later)")
         if isinstance(answer, ConnectionClosed) and answer._by_deadline:
             return _no_answer(fut.method, timeout, ": %s" % answer)
     return answer
+
+
+def _closed_error(error: BaseException, what: str) -> ConnectionClosed:
+    """The loss of the connection (``error``: a ConnectionClosed, or what ended it) as one
+    waiter sees it: "<what happened> before <what>", with the exit code and stderr lines."""
+    summary, returncode = getattr(error, "summary", error), getattr(error, "returncode", None)
+    return ConnectionClosed("%s before %s" % (summary, what), returncode, getattr(error, "stderr", ()),
+                            getattr(error, "detail", ""))
 
 
 class _Dispatcher(object):
@@ -1436,9 +1454,7 @@ class _Dispatcher(object):
             pending, self._pending = list(self._pending.values()), {}
             ended = list(self._subscriptions.values())
         for fut in pending:
-            lost = ConnectionClosed("%s before answering %s" % (getattr(error, "summary", error), fut.method),
-                                    getattr(error, "returncode", None), getattr(error, "stderr", ()),
-                                    getattr(error, "detail", ""))
+            lost = _closed_error(error, "answering " + fut.method)
             lost._by_deadline = getattr(error, "_by_deadline", False)
             fut._put(_in_time(fut, lost) if lost._by_deadline else lost)
         for sub in ended:
@@ -2449,13 +2465,12 @@ class _Run(object):
     def look(self) -> None:
         """Where a chunk of work ended: _Unchecked once the check has taken SCHEMA_MAX_SECONDS."""
         self.work = SCHEMA_CLOCK_WORK
-        now = time.monotonic()
         try:
             ends = self.ends
         except AttributeError:  # the first look
-            self.ends, self.left = now + SCHEMA_MAX_SECONDS, SCHEMA_MAX_STEPS - SCHEMA_CLOCK_STEPS
+            self.ends, self.left = _deadline_after(SCHEMA_MAX_SECONDS), SCHEMA_MAX_STEPS - SCHEMA_CLOCK_STEPS
             return
-        if now > ends:
+        if _expired(ends):
             raise _Unchecked("checking it takes more than %.3g s (SCHEMA_MAX_SECONDS)" % SCHEMA_MAX_SECONDS)
 
 
@@ -3859,10 +3874,94 @@ class _Threads(object):
 
 def _join_all(threads: Iterable[threading.Thread], seconds: float = CLOSE_GRACE) -> None:
     """Wait for ``threads`` (other than the calling one) to end, all within ``seconds``."""
-    deadline = time.monotonic() + seconds
+    deadline = _deadline_after(seconds)
     for thread in threads:
         if thread is not threading.current_thread():
             thread.join(_remaining(deadline))
+
+
+class _Worker(object):
+    """Runs calls in order on one thread of its own, started when first needed: callbacks,
+    so user code never runs on (and never blocks) a thread that reads from the server, and
+    the Windows pipe writer's writes (_PipeWriter)."""
+
+    def __init__(self, name: str, what: str = "run callbacks") -> None:
+        self._queue: SimpleQueue[Tuple[Callable[..., object], Tuple[Any, ...]] | None] = SimpleQueue()
+        self._name, self._what = name, what  # the thread's name; what it is for (in the error if none starts)
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._dropping = False
+        self._stopped = False
+
+    def put(self, fn: Callable[..., object], *args: Any) -> bool:
+        """Queue ``fn(*args)``; False when it was dropped (stopped, flooded, no thread)."""
+        if self._stopped:
+            return False
+        if self._queue.qsize() >= MAX_QUEUED_CALLBACKS:
+            # A server flooding us while a callback is slow must not eat all memory.
+            if not self._dropping:
+                _log.warning("callbacks are %d behind; dropping server messages until they catch up",
+                             MAX_QUEUED_CALLBACKS)
+            self._dropping = True
+            return False
+        self._dropping = False
+        if self._thread is None and not self._start():
+            return False
+        self._queue.put((fn, args))
+        return True
+
+    def start(self) -> None:
+        """Start the thread now, unless stop() came first (else the first put() starts it);
+        raises ConnectionClosed when the process can start no thread."""
+        with self._lock:
+            if self._thread is None and not self._stopped:  # (stop() takes the lock: none starts after it)
+                self._thread = _start_thread(self._run, self._name, what=self._what)
+
+    def _start(self) -> bool:
+        """Start the thread, unless stop() came first; False when none runs."""
+        try:
+            self.start()
+        except ConnectionClosed as e:
+            _log.warning("dropped a server message: %s", e)
+        return self._thread is not None
+
+    def _run(self) -> None:
+        get = self._queue.get
+        while True:
+            item = get()
+            if item is None:
+                return
+            fn, args = item
+            try:
+                fn(*args)
+            except Exception:
+                _log.exception("callback %r failed", fn)
+
+    def drain(self, deadline: float | None = None) -> None:
+        """Wait (until ``deadline`` at most) for the callbacks queued so far to run."""
+        thread = self._thread
+        if thread is None or thread is threading.current_thread() or self._stopped or not thread.is_alive():
+            return
+        done = threading.Event()
+        self._queue.put((done.set, ()))
+        done.wait(_remaining(deadline))
+
+    def stop(self, wait: bool = True) -> None:
+        """Stop once what is queued ran; ``wait``: join it (CLOSE_GRACE at most), else see join()."""
+        with self._lock:
+            self._stopped = True
+        if self._thread is not None:
+            self._queue.put(None)
+            if wait:
+                self.join(_deadline_after(CLOSE_GRACE))
+
+    def join(self, deadline: float | None) -> bool:
+        """Wait for the thread until ``deadline``; True unless it still runs (a callback)."""
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(_remaining(deadline))
+            return not thread.is_alive()
+        return True
 
 
 # -- stdio -----------------------------------------------------------------------------
@@ -4083,22 +4182,23 @@ class _PipeWriter(object):
 
     def __init__(self, fd: int, name: str) -> None:
         self._fd = fd
-        self._jobs: SimpleQueue[_WriteJob | None] = SimpleQueue()
         self._lock = threading.Lock()  # a job is either started or withdrawn, never both
-        self._thread = _start_thread(self._run, name, what="write to the server")
+        self._worker = _Worker(name, what="write to the server")
+        self._worker.start()
 
     def write(self, data: bytes, deadline: float | None) -> bool | None:
         """True once written; None when the deadline came before the write began (nothing went
         out: the stream is intact); False when it came during the write (how much went out is
         unknown); raises the OSError of a failed write."""
         job = _WriteJob(data)
-        self._jobs.put(job)
+        if not self._worker.put(self._write, job):
+            return None  # (after close(): nothing goes out)
         if not job.done.wait(_remaining(deadline)):
             with self._lock:
                 if job.state == "queued":
                     job.state = "withdrawn"
                     return None
-            if not job.done.wait(max(job.started + WRITE_FINISH_GRACE - time.monotonic(), 0.0)):
+            if not job.done.wait(_remaining(job.started + WRITE_FINISH_GRACE)):
                 return False
         if job.error is not None:
             raise job.error
@@ -4106,30 +4206,26 @@ class _PipeWriter(object):
 
     def close(self) -> None:
         """The thread ends once what is queued before this is written (join() waits for that)."""
-        self._jobs.put(None)
+        self._worker.stop(wait=False)
 
     def join(self, seconds: float) -> None:
         """After close(): wait up to ``seconds`` for the thread to end.  It cannot end while a
         write to a peer that does not read blocks it (nothing but the peer ends such a write):
         the caller then leaves it, with its descriptor, to end with the peer."""
-        self._thread.join(seconds)
+        self._worker.join(_deadline_after(seconds))
 
-    def _run(self) -> None:
-        while True:
-            job = self._jobs.get()
-            if job is None:
+    def _write(self, job: _WriteJob) -> None:
+        with self._lock:
+            if job.state == "withdrawn":
                 return
-            with self._lock:
-                if job.state == "withdrawn":
-                    continue
-                job.state, job.started = "started", time.monotonic()
-            try:
-                view = memoryview(job.data)
-                while view:
-                    view = view[os.write(self._fd, view):]
-            except OSError as e:
-                job.error = e
-            job.done.set()
+            job.state, job.started = "started", time.monotonic()
+        try:
+            view = memoryview(job.data)
+            while view:
+                view = view[os.write(self._fd, view):]
+        except OSError as e:
+            job.error = e
+        job.done.set()
 
 
 def _split_command(command: str) -> List[str]:
@@ -4187,83 +4283,21 @@ def _split_windows(command: str) -> List[str]:
     return argv
 
 
-class _StdioTransport(_Transport):
-    """A server process spoken to over its stdin/stdout, one JSON message per line.
+class _LineTransport(_Transport):
+    """One JSON message per line over two descriptors: the reader thread (framing, the size
+    limit), sends bounded by their deadline through a writer thread (_PipeWriter), and the
+    dropped connection when a write outlives its deadline.  Its two kinds: stdio (a server
+    process it starts) and streams (descriptors the caller already has)."""
 
-    The pipes are unbuffered and read with os.read: no buffered-file lock that a
-    reader thread holds can then deadlock a forked child, and line framing and
-    the size limit are ours."""
-
-    kind = "stdio"
-    restartable = True
-
-    def __init__(self, argv: Sequence[str | os.PathLike[str]], env: Mapping[str, str] | None = None,
-                 inherit_env: bool = False, cwd: str | os.PathLike[str] | None = None,
-                 on_stderr: Callable[[str], object] | None = None, timeout: float = DEFAULT_TIMEOUT) -> None:
-        self.argv = [str(a) if isinstance(a, os.PathLike) else a for a in argv]
-        if not self.argv or not all(isinstance(a, str) for a in self.argv):
-            raise ValueError("the server command must be a non-empty list of strings, not %r" % (argv,))
+    def __init__(self, name: str, timeout: float) -> None:
+        self.name = name
         self.timeout = timeout  # bounds every write, even for requests without a deadline
-        self.name = "server %r" % " ".join(self.argv)
-        self._env = _server_env(env, inherit_env)
-        self._cwd = cwd
-        self._on_stderr = on_stderr
-        self._stderr_lines: Deque[str] = collections.deque(maxlen=STDERR_LINES)
-        self.stderr_tail = self._stderr_lines
         self._write_lock = threading.Lock()
-        self._pid = _pid  # the process that owns the server; a forked child leaves it alone
-        self._proc: _Child | None = None
+        self._pid = _pid  # the process that owns the connection; a forked child leaves it alone
         self._closing = False  # close() has begun: nothing more is written
-        self._drop_reason: str | None = None  # set when we kill the server ourselves, and why
+        self._drop_reason: str | None = None  # set when we end the connection ourselves, and why
         self._reader: threading.Thread | None = None
-        self._stderr_reader: threading.Thread | None = None
-        self._writer: _PipeWriter | None = None  # (Windows only)
-        # Set when the stderr reader has read its last line.  The stdout reader waits on this, not
-        # on join(): close() may join the same thread at the same moment, and two concurrent joins
-        # of one thread can raise RuntimeError ("cannot release un-acquired lock"; seen on PyPy 3.9).
-        self._stderr_done = threading.Event()
-        self._job: _WindowsJob | None = None  # Windows: the job object holding the server's process tree
-
-    def start(self, router: _Dispatcher) -> None:
-        subprocess = _stdlib("subprocess", "running a stdio server")  # (HTTP-only users never import it)
-        self._router = router
-        command: str | List[str] = self.argv
-        if os.name == "nt":
-            program = _resolve_program(self.argv[0], self._env, self._cwd)
-            command = _batch_command_line(program, self.argv[1:]) if os.path.splitext(program)[1].lower() in (
-                ".cmd", ".bat") else [program] + self.argv[1:]
-        held = _hold_standard_descriptors()  # (the server gets its 0, 1 and 2 either way: our pipes)
-        try:
-            proc: _Child = subprocess.Popen(
-                command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
-                env=self._env, cwd=self._cwd, close_fds=True, **_process_group())
-        except OSError as e:
-            raise ConnectionClosed("cannot start %s: %s" % (self.name, e.strerror or e))
-        except (ValueError, TypeError) as e:
-            raise ValueError("cannot start %s: %s" % (self.name, e))
-        finally:
-            for fd in held:
-                os.close(fd)
-        self._proc = proc
-        pid = proc.pid
-        self._stdin_fd = proc.stdin.fileno()
-        if os.name == "posix":  # lets a write give up when the server stops reading
-            os.set_blocking(self._stdin_fd, False)
-        else:
-            self._job = _WindowsJob.for_process(pid)  # at once: before the server starts children
-        try:
-            if os.name == "nt":
-                self._writer = _PipeWriter(self._stdin_fd, "mcp_min-writer-%d" % pid)
-            # stderr's reader first: the stdout reader's error for a server that is gone waits for it,
-            # so it must exist by the time the stdout reader can see the end of its stream
-            self._stderr_reader = _start_thread(self._stderr_loop, "mcp_min-stderr-%d" % pid,
-                                                (proc.stderr.fileno(),), "read the server's stderr")
-            self._reader = _start_thread(self._read_loop, "mcp_min-reader-%d" % pid, (proc.stdout.fileno(),))
-        except ConnectionClosed:
-            self._kill()
-            if self._job is not None:
-                self._job.close()
-            raise
+        self._writer: _PipeWriter | None = None  # (stdio: Windows only)
 
     # -- receiving (reader thread) -------------------------------------------
     def _read_loop(self, fd: int) -> None:
@@ -4314,6 +4348,131 @@ class _StdioTransport(_Transport):
                 error = ConnectionClosed("%s ended its output (%s)" % (self.name, e))
             self._router.closed(error)
 
+    # -- sending -------------------------------------------------------------
+    def send(self, msg: _Json, data: bytes, deadline: float | None = None, wait_here: bool = False,
+             headers: Mapping[str, str] | None = None) -> None:
+        deadline = _deadline_or(deadline, self.timeout)
+        if not self._write_lock.acquire(True, _remaining(deadline)):
+            raise RequestTimeout("%s is not reading its stdin" % self.name)
+        try:
+            # Checked under the lock that close() takes before closing stdin: no write can
+            # reach a descriptor number that has since been closed (and maybe reused).
+            if self._closing or _pid != self._pid:
+                raise ConnectionClosed("the connection to %s is closed" % self.name)
+            self._write(data, deadline)
+        finally:
+            self._write_lock.release()
+
+    def _write_error(self, error: OSError, deadline: float | None) -> ConnectionClosed:
+        # A server that closed its stdin has usually exited: its exit code and last stderr lines
+        # say why, where the broken pipe alone would not (waited for within the deadline only).
+        closed = self._closed_error(deadline)
+        if closed.returncode is None and self._drop_reason is None:
+            return ConnectionClosed("cannot write to %s: %s" % (self.name, error))
+        return closed
+
+    def _write(self, data: bytes, deadline: float) -> None:
+        # The writer thread writes.  A write that began and did not end by the deadline left
+        # an unknown part out, so the connection is dropped (killing the server frees the
+        # write); one the thread had not begun was withdrawn, and the stream is intact.
+        assert self._writer is not None  # (start() made it wherever this writes)
+        try:
+            written = self._writer.write(data, deadline)
+        except OSError as e:
+            raise self._write_error(e, deadline)
+        if written is None:
+            raise RequestTimeout("the deadline passed before the message to %s could be written" % self.name)
+        if not written:
+            self._drop("stopped reading its stdin")
+
+    def _drop(self, why: str) -> NoReturn:
+        """A write still blocked at its deadline left part of a message out: the stream is broken,
+        so the connection is dropped -- every other request and every later call sees it closed
+        (``_by_deadline``: a request whose deadline passed too sees a timeout).  The deadline wins
+        for the writer: RequestTimeout."""
+        self._drop_reason = "%s %s; mcp_min dropped the connection" % (self.name, why)
+        self._kill()
+        raise RequestTimeout("the deadline passed while writing to %s: %s" % (self.name, self._drop_reason))
+
+    def _closed_error(self, deadline: float | None = None) -> ConnectionClosed:
+        """The error that says why the connection ended (waiting until ``deadline`` at most)."""
+        raise NotImplementedError  # (each kind knows its own end)
+
+    def _kill(self) -> None:
+        raise NotImplementedError  # (each kind ends its peer its own way)
+
+
+class _StdioTransport(_LineTransport):
+    """A server process spoken to over its stdin/stdout, one JSON message per line.
+
+    The pipes are unbuffered and read with os.read: no buffered-file lock that a
+    reader thread holds can then deadlock a forked child, and line framing and
+    the size limit are ours."""
+
+    kind = "stdio"
+    restartable = True
+
+    def __init__(self, argv: Sequence[str | os.PathLike[str]], env: Mapping[str, str] | None = None,
+                 inherit_env: bool = False, cwd: str | os.PathLike[str] | None = None,
+                 on_stderr: Callable[[str], object] | None = None, timeout: float = DEFAULT_TIMEOUT) -> None:
+        self.argv = [str(a) if isinstance(a, os.PathLike) else a for a in argv]
+        if not self.argv or not all(isinstance(a, str) for a in self.argv):
+            raise ValueError("the server command must be a non-empty list of strings, not %r" % (argv,))
+        _LineTransport.__init__(self, "server %r" % " ".join(self.argv), timeout)
+        self._env = _server_env(env, inherit_env)
+        self._cwd = cwd
+        self._on_stderr = on_stderr
+        self._stderr_lines: Deque[str] = collections.deque(maxlen=STDERR_LINES)
+        self.stderr_tail = self._stderr_lines
+        self._proc: _Child | None = None
+        self._stderr_reader: threading.Thread | None = None
+        # Set when the stderr reader has read its last line.  The stdout reader waits on this, not
+        # on join(): close() may join the same thread at the same moment, and two concurrent joins
+        # of one thread can raise RuntimeError ("cannot release un-acquired lock"; seen on PyPy 3.9).
+        self._stderr_done = threading.Event()
+        self._job: _WindowsJob | None = None  # Windows: the job object holding the server's process tree
+
+    def start(self, router: _Dispatcher) -> None:
+        subprocess = _stdlib("subprocess", "running a stdio server")  # (HTTP-only users never import it)
+        self._router = router
+        command: str | List[str] = self.argv
+        if os.name == "nt":
+            program = _resolve_program(self.argv[0], self._env, self._cwd)
+            command = _batch_command_line(program, self.argv[1:]) if os.path.splitext(program)[1].lower() in (
+                ".cmd", ".bat") else [program] + self.argv[1:]
+        held = _hold_standard_descriptors()  # (the server gets its 0, 1 and 2 either way: our pipes)
+        try:
+            proc: _Child = subprocess.Popen(
+                command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
+                env=self._env, cwd=self._cwd, close_fds=True, **_process_group())
+        except OSError as e:
+            raise ConnectionClosed("cannot start %s: %s" % (self.name, e.strerror or e))
+        except (ValueError, TypeError) as e:
+            raise ValueError("cannot start %s: %s" % (self.name, e))
+        finally:
+            for fd in held:
+                os.close(fd)
+        self._proc = proc
+        pid = proc.pid
+        self._stdin_fd = proc.stdin.fileno()
+        if os.name == "posix":  # lets a write give up when the server stops reading
+            os.set_blocking(self._stdin_fd, False)
+        else:
+            self._job = _WindowsJob.for_process(pid)  # at once: before the server starts children
+        try:
+            if os.name == "nt":
+                self._writer = _PipeWriter(self._stdin_fd, "mcp_min-writer-%d" % pid)
+            # stderr's reader first: the stdout reader's error for a server that is gone waits for it,
+            # so it must exist by the time the stdout reader can see the end of its stream
+            self._stderr_reader = _start_thread(self._stderr_loop, "mcp_min-stderr-%d" % pid,
+                                                (proc.stderr.fileno(),), "read the server's stderr")
+            self._reader = _start_thread(self._read_loop, "mcp_min-reader-%d" % pid, (proc.stdout.fileno(),))
+        except ConnectionClosed:
+            self._kill()
+            if self._job is not None:
+                self._job.close()
+            raise
+
     def _stderr_loop(self, fd: int) -> None:
         read = os.read
         pending = b""
@@ -4348,7 +4507,7 @@ class _StdioTransport(_Transport):
         def within(seconds: float) -> float:
             return seconds if deadline is None else min(seconds, _remaining(deadline))
         try:
-            code: int | None = self._child.wait(within(1.0))
+            code: int | None = self._child.wait(within(EXIT_CODE_WAIT))
         except subprocess.TimeoutExpired:
             code = None
         if self._stderr_reader is not None:
@@ -4376,34 +4535,10 @@ class _StdioTransport(_Transport):
         assert self._proc is not None
         return self._proc
 
-    # -- sending -------------------------------------------------------------
-    def send(self, msg: _Json, data: bytes, deadline: float | None = None, wait_here: bool = False,
-             headers: Mapping[str, str] | None = None) -> None:
-        if deadline is None:
-            deadline = time.monotonic() + self.timeout
-        if not self._write_lock.acquire(True, _remaining(deadline)):
-            raise RequestTimeout("%s is not reading its stdin" % self.name)
-        try:
-            # Checked under the lock that close() takes before closing stdin: no write can
-            # reach a descriptor number that has since been closed (and maybe reused).
-            if self._closing or _pid != self._pid:
-                raise ConnectionClosed("the connection to %s is closed" % self.name)
-            if os.name == "nt":
-                self._write_windows(data, deadline)
-            else:
-                self._write_all(data, deadline)
-        finally:
-            self._write_lock.release()
-
-    def _write_error(self, error: OSError, deadline: float | None) -> ConnectionClosed:
-        # A server that closed its stdin has usually exited: its exit code and last stderr lines
-        # say why, where the broken pipe alone would not (waited for within the deadline only).
-        closed = self._closed_error(deadline)
-        if closed.returncode is None and self._drop_reason is None:
-            return ConnectionClosed("cannot write to %s: %s" % (self.name, error))
-        return closed
-
-    def _write_all(self, data: bytes, deadline: float) -> None:
+    def _write(self, data: bytes, deadline: float) -> None:
+        if os.name == "nt":  # (no select() on pipes: the writer thread writes)
+            _LineTransport._write(self, data, deadline)
+            return
         fd = self._stdin_fd
         try:
             n = os.write(fd, data)
@@ -4427,29 +4562,6 @@ class _StdioTransport(_Transport):
                 pass
             except OSError as e:
                 raise self._write_error(e, deadline)
-
-    def _write_windows(self, data: bytes, deadline: float) -> None:
-        # The writer thread writes.  A write that began and did not end by the deadline left
-        # an unknown part out, so the connection is dropped (killing the server frees the
-        # write); one the thread had not begun was withdrawn, and the stream is intact.
-        assert self._writer is not None  # (start() made it wherever this writes)
-        try:
-            written = self._writer.write(data, deadline)
-        except OSError as e:
-            raise self._write_error(e, deadline)
-        if written is None:
-            raise RequestTimeout("the deadline passed before the message to %s could be written" % self.name)
-        if not written:
-            self._drop("stopped reading its stdin")
-
-    def _drop(self, why: str) -> NoReturn:
-        """A write still blocked at its deadline left part of a message out: the stream is broken,
-        so the connection is dropped -- every other request and every later call sees it closed
-        (``_by_deadline``: a request whose deadline passed too sees a timeout).  The deadline wins
-        for the writer: RequestTimeout."""
-        self._drop_reason = "%s %s; mcp_min dropped the connection" % (self.name, why)
-        self._kill()
-        raise RequestTimeout("the deadline passed while writing to %s: %s" % (self.name, self._drop_reason))
 
     # -- shutting down -------------------------------------------------------
     def close(self, grace: float = CLOSE_GRACE) -> None:
@@ -4557,11 +4669,11 @@ def _fd_of(stream: Any, what: str) -> int:
     return fd
 
 
-class _StreamTransport(_StdioTransport):
+class _StreamTransport(_LineTransport):
     """The stdio framing (one JSON message per line) over byte streams the caller already
     has: a connected socket, or a reader and a writer (``os.pipe()`` ends, binary files,
-    anything with ``fileno()``).  No process.  The stdio transport's reader and its
-    deadline-bounded writer thread do the work, so the caller's descriptors keep their
+    anything with ``fileno()``).  No process.  The reader and the deadline-bounded writer
+    thread of _LineTransport do the work, so the caller's descriptors keep their
     blocking mode.  The transport owns the streams from now on.
 
     close() shuts a socket down (which ends its reader and a stuck write at once), else
@@ -4581,22 +4693,13 @@ class _StreamTransport(_StdioTransport):
             (s for s in (reader, writer) if socket and isinstance(s, socket.socket)), None)
         if self._socket is not None and os.name == "nt":
             raise ValueError("on Windows a socket is not a file descriptor: give Client.over() pipe ends")
-        self.timeout = timeout
-        self.name = "server on %s" % ("descriptor %d" % self._rfd if self._rfd == self._wfd
-                                      else "descriptors %d and %d" % (self._rfd, self._wfd))
-        self.stderr_tail = ()
-        self._write_lock = threading.Lock()
-        self._pid = _pid
-        self._proc = None
-        self._closing = False
-        self._drop_reason = None
-        self._reader = self._stderr_reader = self._writer = None
+        _LineTransport.__init__(self, "server on %s" % ("descriptor %d" % self._rfd if self._rfd == self._wfd
+                                                        else "descriptors %d and %d" % (self._rfd, self._wfd)), timeout)
 
     def start(self, router: _Dispatcher) -> None:
         if self._writer is not None:
             raise ConnectionClosed("%s ended, and streams cannot be reopened" % self.name)
         self._router = router
-        self._stdin_fd = self._wfd
         writer = self._writer = _PipeWriter(self._wfd, "mcp_min-writer-streams")
         try:
             self._reader = _start_thread(self._read_loop, "mcp_min-reader-streams", (self._rfd,))
@@ -4604,9 +4707,6 @@ class _StreamTransport(_StdioTransport):
             writer.close()
             writer.join(CLOSE_GRACE)  # (nothing was queued: at once)
             raise
-
-    # Writes go through the writer thread on every platform (the stdio transport uses it on Windows).
-    _write_all = _StdioTransport._write_windows
 
     def _kill(self) -> None:
         # A write outlived its deadline (see _drop): half a message may be out, so the stream is over.
@@ -4640,7 +4740,7 @@ class _StreamTransport(_StdioTransport):
             self._shut_down(self._socket)
         locked = self._write_lock.acquire(True, CLOSE_GRACE)
         try:  # an empty write is a barrier: once it is through, no earlier write still uses the writer
-            idle = locked and writer.write(b"", time.monotonic() + CLOSE_GRACE)
+            idle = locked and writer.write(b"", _deadline_after(CLOSE_GRACE))
             writer.close()
         finally:
             if locked:
@@ -5343,7 +5443,49 @@ def _status_error(answer: _Answer, method: str | None, session_id: str | None = 
     return HttpError(answer.url, answer.status, text, reason.strip())
 
 
-class _StreamableHttpTransport(_Transport):
+class _HttpTransport(_Transport):
+    """What both HTTP transports share: the URL (its credentials taken out), the engine that
+    sends every request (connections, TLS, the auth plug-in), the era, and the headers
+    every request carries."""
+
+    def __init__(self, url: str, headers: Mapping[str, str] | None, timeout: float, auth: Any,
+                 tls: _Tls | None) -> None:
+        self.url, self._headers = _url_credentials(url, _clean_headers(headers))
+        self.name = "server at %s" % self.url
+        self.timeout = timeout
+        self.auth = auth
+        self._engine = _HttpEngine(self._headers, tls=tls)
+        self._pid = _pid
+        self._version: str | None = None  # negotiated; sent as MCP-Protocol-Version
+        self._modern = False  # 2026-07-28: headers per request, no session, no GET stream
+        self._lock = threading.Lock()
+        self._listener: threading.Thread | None = None
+        # the threads that send requests (mcp_min-http-<id>, mcp_min-sse-post-<id>), for close() to wait for
+        self._threads: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
+        self._closed = False
+
+    def configure(self, version: str | None, modern: bool) -> None:
+        self._version, self._modern = version, modern
+
+    @property
+    def authorization(self) -> str | None:
+        return self._engine.authorization
+
+    # -- headers -----------------------------------------------------------------
+    def _base_headers(self, accept: str = "application/json, text/event-stream",
+                      method: str | None = None) -> Dict[str, str]:
+        h = {"Accept": accept, "User-Agent": "mcp_min/" + __version__}
+        h.update(self._headers)
+        self._add_session(h, method)
+        if self._version is not None:
+            h["MCP-Protocol-Version"] = self._version
+        return h
+
+    def _add_session(self, h: Dict[str, str], method: str | None) -> None:
+        pass  # (HTTP+SSE has no session header)
+
+
+class _StreamableHttpTransport(_HttpTransport):
     """Streamable HTTP: every message is a POST; answers come back as JSON or SSE.
 
     Handshake era: a session id from the initialize answer, a GET stream for what
@@ -5367,48 +5509,23 @@ class _StreamableHttpTransport(_Transport):
 
     def __init__(self, url: str, headers: Mapping[str, str] | None = None, timeout: float = DEFAULT_TIMEOUT,
                  auth: Any = None, tls: _Tls | None = None, fallback: bool = True) -> None:
-        self.url, self._headers = _url_credentials(url, _clean_headers(headers))
-        self.name = "server at %s" % self.url
-        self.timeout = timeout
-        self.auth = auth
+        _HttpTransport.__init__(self, url, headers, timeout, auth, tls)
         self._tls, self._fallback = tls, fallback  # fallback: to HTTP+SSE (transport="auto")
-        self._engine = _HttpEngine(self._headers, tls=tls)
-        self._pid = _pid
-        self._version: str | None = None  # negotiated; sent as MCP-Protocol-Version
-        self._modern = False  # 2026-07-28: headers per request, no session, no GET stream
         self.session_id: str | None = None  # the current HTTP session; None before initialize or once found gone
         self._issued = False  # the last initialize answer carried a session id
         self.session_gone = False
-        self._lock = threading.Lock()
         self._cuts: Dict[int | str, _Cut] = {}  # request id (or "GET") -> _Cut of the exchange in flight
-        # the mcp_min-http-<id> threads, for close() to wait for
-        self._threads: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
-        self._listener: threading.Thread | None = None
         self._listening = False  # a GET stream listener runs (or is being started)
-        self._closed = False
         self._stopping = threading.Event()
 
-    def configure(self, version: str | None, modern: bool) -> None:
-        self._version, self._modern = version, modern
-
-    @property
-    def authorization(self) -> str | None:
-        return self._engine.authorization
-
     # -- headers -----------------------------------------------------------------
-    def _base_headers(self, accept: str = "application/json, text/event-stream",
-                      method: str | None = None) -> Dict[str, str]:
-        h = {"Accept": accept, "User-Agent": "mcp_min/" + __version__}
-        h.update(self._headers)
+    def _add_session(self, h: Dict[str, str], method: str | None) -> None:
         if not self._modern:
             sid = self.session_id  # (read once: another thread may forget it meanwhile)
             if sid is not None:
                 h["Mcp-Session-Id"] = sid
             elif self._issued and method != "initialize":
                 raise _SessionExpired("%s forgot our session" % self.name, None)  # (the session starts a new one)
-        if self._version is not None:
-            h["MCP-Protocol-Version"] = self._version
-        return h
 
     def _post_headers(self, msg: _Json, extra: Mapping[str, str] | None = None) -> Dict[str, str]:
         method = msg.get("method")
@@ -5442,8 +5559,7 @@ class _StreamableHttpTransport(_Transport):
                         msg, data, deadline, headers), "send a request"))
             return
         # A notification, or our answer to a server request: 2xx expected, nothing to read.
-        if deadline is None:
-            deadline = time.monotonic() + self.timeout
+        deadline = _deadline_or(deadline, self.timeout)
         sent = self._post_headers(msg, headers)
         answer = self._engine.request("POST", self.url, sent, data, deadline, self.auth)
         if answer.status >= 300:
@@ -5462,8 +5578,8 @@ class _StreamableHttpTransport(_Transport):
             # Without a deadline of its own (a listen), the request still gets one for connecting
             # and for the answer to start; only its stream may then stay open.
             sent = self._post_headers(msg, extra)
-            answer = self._engine.request("POST", self.url, sent, data, deadline if (
-                deadline is not None) else time.monotonic() + self.timeout, self.auth, cut)
+            answer = self._engine.request("POST", self.url, sent, data, _deadline_or(
+                deadline, self.timeout), self.auth, cut)
             with answer:
                 if answer.status >= 300:
                     self._failed(answer, msg, sent.get("Mcp-Session-Id"))
@@ -5574,8 +5690,8 @@ class _StreamableHttpTransport(_Transport):
             with self._lock:
                 self._cuts[rid] = cut
             try:
-                with self._engine.request("GET", self.url, h, None, deadline if deadline is not None else (
-                        time.monotonic() + self.timeout), self.auth, cut) as answer:
+                with self._engine.request("GET", self.url, h, None, _deadline_or(
+                        deadline, self.timeout), self.auth, cut) as answer:
                     if answer.status >= 300 and _session_gone(answer, h.get("Mcp-Session-Id")):
                         raise self._checked(_status_error(answer, "GET", h.get("Mcp-Session-Id")))
                     if answer.status >= 300 or _media_type(answer.headers) != "text/event-stream":
@@ -5638,7 +5754,7 @@ class _StreamableHttpTransport(_Transport):
                 with self._lock:
                     self._cuts["GET"] = cut
                 try:
-                    answer = self._engine.request("GET", self.url, h, None, time.monotonic() + self.timeout,
+                    answer = self._engine.request("GET", self.url, h, None, _deadline_after(self.timeout),
                                                   self.auth, cut)
                 except McpError as e:
                     _log.debug("the GET stream of %s: %s", self.name, e)
@@ -5707,8 +5823,8 @@ class _StreamableHttpTransport(_Transport):
             cut()
         if self.session_id is not None and not self._modern:
             try:  # (before the pool closes: on a kept-alive connection, no new handshake)
-                with self._engine.request("DELETE", self.url, self._base_headers(), None, time.monotonic() + min(
-                        self.timeout, SESSION_DELETE_TIMEOUT), self.auth):
+                with self._engine.request("DELETE", self.url, self._base_headers(), None, _deadline_after(min(
+                        self.timeout, SESSION_DELETE_TIMEOUT)), self.auth):
                     pass
             except McpError as e:
                 _log.debug("DELETE of the session: %s", e)
@@ -5716,7 +5832,7 @@ class _StreamableHttpTransport(_Transport):
         self._engine.close()
 
 
-class _SseTransport(_Transport):
+class _SseTransport(_HttpTransport):
     """The 2024-11-05 HTTP+SSE transport: one GET stream in, POSTs to the endpoint
     the stream names."""
 
@@ -5724,41 +5840,16 @@ class _SseTransport(_Transport):
 
     def __init__(self, url: str, headers: Mapping[str, str] | None = None, timeout: float = DEFAULT_TIMEOUT,
                  auth: Any = None, tls: _Tls | None = None) -> None:
-        self.url, self._headers = _url_credentials(url, _clean_headers(headers))
-        self.name = "server at %s" % self.url
-        self.timeout = timeout
-        self.auth = auth
-        self._engine = _HttpEngine(self._headers, tls=tls)
-        self._pid = _pid
-        self._version: str | None = None
+        _HttpTransport.__init__(self, url, headers, timeout, auth, tls)
         self.endpoint: str | None = None
         self._stream: _Answer | None = None
         self._ready = threading.Event()
-        self._listener: threading.Thread | None = None
-        # the mcp_min-sse-post-<id> threads, for close() to wait for
-        self._threads: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
         self._cuts: Set[_Cut] = set()  # _Cut of each POST in flight
-        self._lock = threading.Lock()
-        self._closed = False
-
-    def configure(self, version: str | None, modern: bool) -> None:
-        self._version = version
-
-    @property
-    def authorization(self) -> str | None:
-        return self._engine.authorization
-
-    def _headers_for(self, accept: str) -> Dict[str, str]:
-        h = {"Accept": accept, "User-Agent": "mcp_min/" + __version__}
-        h.update(self._headers)
-        if self._version is not None:
-            h["MCP-Protocol-Version"] = self._version
-        return h
 
     def start(self, router: _Dispatcher) -> None:
         self._router = router
-        deadline = time.monotonic() + self.timeout
-        answer = self._engine.request("GET", self.url, self._headers_for("text/event-stream"), None, deadline,
+        deadline = _deadline_after(self.timeout)
+        answer = self._engine.request("GET", self.url, self._base_headers("text/event-stream"), None, deadline,
                                       self.auth)
         if answer.status >= 300:
             raise _status_error(answer, None)
@@ -5829,14 +5920,14 @@ class _SseTransport(_Transport):
     def _post(self, msg: _Json, data: bytes, deadline: float | None) -> None:
         endpoint = self.endpoint
         assert endpoint is not None  # (start() returns only once the stream named it)
-        h = self._headers_for("application/json, text/event-stream")
+        h = self._base_headers()
         h["Content-Type"] = "application/json"
         cut = _Cut()
         with self._lock:
             self._cuts.add(cut)
             cut.cut = self._closed  # after close() cut the others: cut at once, its join must not wait
         try:
-            answer = self._engine.request("POST", endpoint, h, data, deadline or time.monotonic() + self.timeout,
+            answer = self._engine.request("POST", endpoint, h, data, _deadline_or(deadline, self.timeout),
                                           self.auth, cut)
         finally:
             with self._lock:
@@ -5870,87 +5961,6 @@ if TYPE_CHECKING:
     import ssl  # (Client's ssl_context=)
 
     _OutputCheck = Callable[[Any], Optional[Tuple[str, str]]]  # None: the value matches, else (where, what)
-
-
-class _Worker(object):
-    """Runs callbacks in order on one thread, started when first needed, so user
-    code never runs on (and never blocks) a thread that reads from the server."""
-
-    def __init__(self, name: str) -> None:
-        self._queue: SimpleQueue[Tuple[Callable[..., object], Tuple[Any, ...]] | None] = SimpleQueue()
-        self._name = name
-        self._thread: threading.Thread | None = None
-        self._lock = threading.Lock()
-        self._dropping = False
-        self._stopped = False
-
-    def put(self, fn: Callable[..., object], *args: Any) -> bool:
-        """Queue ``fn(*args)``; False when it was dropped (stopped, flooded, no thread)."""
-        if self._stopped:
-            return False
-        if self._queue.qsize() >= MAX_QUEUED_CALLBACKS:
-            # A server flooding us while a callback is slow must not eat all memory.
-            if not self._dropping:
-                _log.warning("callbacks are %d behind; dropping server messages until they catch up",
-                             MAX_QUEUED_CALLBACKS)
-            self._dropping = True
-            return False
-        self._dropping = False
-        if self._thread is None and not self._start():
-            return False
-        self._queue.put((fn, args))
-        return True
-
-    def _start(self) -> bool:
-        """Start the thread, unless stop() came first; False when none runs."""
-        with self._lock:
-            if self._stopped:  # (checked again under the lock stop() takes: no thread starts after it)
-                return False
-            if self._thread is None:
-                try:
-                    self._thread = _start_thread(self._run, self._name, what="run callbacks")
-                except ConnectionClosed as e:
-                    _log.warning("dropped a server message: %s", e)
-                    return False
-        return True
-
-    def _run(self) -> None:
-        get = self._queue.get
-        while True:
-            item = get()
-            if item is None:
-                return
-            fn, args = item
-            try:
-                fn(*args)
-            except Exception:
-                _log.exception("callback %r failed", fn)
-
-    def drain(self, deadline: float | None = None) -> None:
-        """Wait (until ``deadline`` at most) for the callbacks queued so far to run."""
-        thread = self._thread
-        if thread is None or thread is threading.current_thread() or self._stopped or not thread.is_alive():
-            return
-        done = threading.Event()
-        self._queue.put((done.set, ()))
-        done.wait(_remaining(deadline))
-
-    def stop(self, wait: bool = True) -> None:
-        """Stop once what is queued ran; ``wait``: join it (CLOSE_GRACE at most), else see join()."""
-        with self._lock:
-            self._stopped = True
-        if self._thread is not None:
-            self._queue.put(None)
-            if wait:
-                self.join(time.monotonic() + CLOSE_GRACE)
-
-    def join(self, deadline: float | None) -> bool:
-        """Wait for the thread until ``deadline``; True unless it still runs (a callback)."""
-        thread = self._thread
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(_remaining(deadline))
-            return not thread.is_alive()
-        return True
 
 
 def _callback_failed(asking: str, method: object, error: Exception) -> McpError:
@@ -6207,11 +6217,11 @@ class _Inbox(object):
         then for its workers, CLOSE_GRACE at most each time.  A callback of the user's may run
         longer (a sampling call to a model): its thread is then left to finish it, and what it
         sends after that is dropped (the client is closed)."""
-        left = self.threads.join(time.monotonic() + CLOSE_GRACE)  # first: they may still queue callbacks
+        left = self.threads.join(_deadline_after(CLOSE_GRACE))  # first: they may still queue callbacks
         workers = (self.events, self._pings, self._overflow, self.courier)
         for worker in workers:
             worker.stop(wait=False)  # all at once: the idle ones end while a busy one is waited for
-        deadline = time.monotonic() + CLOSE_GRACE
+        deadline = _deadline_after(CLOSE_GRACE)
         left += [worker._name for worker in workers if not worker.join(deadline)]
         if left:
             _log.warning("close() did not wait longer for %s: a callback still runs there (the thread ends "
@@ -6241,7 +6251,7 @@ class _Cache(object):
             entry = self._entries.get(key)
             if entry is None:
                 return None
-            if entry[0] <= time.monotonic() or entry[2] is not None and entry[2] != (context,):
+            if _expired(entry[0]) or entry[2] is not None and entry[2] != (context,):
                 del self._entries[key]  # stale, or another authorization context's: fetch again
                 return None
         return _copy(entry[1])
@@ -6249,7 +6259,7 @@ class _Cache(object):
     def put(self, key: Tuple[str, str | None], value: Any, ttl_ms: int, scope: object, context: object) -> None:
         if ttl_ms > 0:
             with self._lock:
-                self._entries[key] = (time.monotonic() + ttl_ms / 1000.0, _copy(value),
+                self._entries[key] = (_deadline_after(ttl_ms / 1000.0), _copy(value),
                                       None if scope == "public" else (context,))
 
     def drop(self, method: str, uri: object = None) -> None:
@@ -6491,7 +6501,7 @@ class _Session(object):
 
     # -- negotiation -------------------------------------------------------------
     def connect(self) -> None:
-        deadline = time.monotonic() + self.timeout
+        deadline = _deadline_after(self.timeout)
         self.transport.start(self.dispatcher)
         wanted = self.wanted_version
         if wanted == "auto" or wanted in MODERN_VERSIONS:
@@ -6640,7 +6650,7 @@ class _Session(object):
                 self._set_era(None, False)
                 self.transport.session_gone = False  # (set again if the new session is found gone too)
                 try:
-                    self._handshake(version, deadline or time.monotonic() + self.timeout, True)
+                    self._handshake(version, _deadline_or(deadline, self.timeout), True)
                 except BaseException as e:
                     self.transport.session_gone = True
                     if isinstance(e, _SessionExpired):
@@ -6667,7 +6677,7 @@ class _Session(object):
         (reset_on_progress), never past this.  Nothing is pending when this raises."""
         timeout = self.request_timeout if timeout is _DEFAULT else timeout
         if max_total is not None and timeout is not None and not isinstance(progress, _ProgressClock):
-            progress = _ProgressClock(progress, timeout, time.monotonic() + max_total)  # (asks for progress)
+            progress = _ProgressClock(progress, timeout, _deadline_after(max_total))  # (asks for progress)
         self._check_usable()
         if not isinstance(method, str) or not method:
             raise ValueError("the method must be a non-empty string, not %r" % (method,))
@@ -6725,7 +6735,7 @@ class _Session(object):
         if renew:
             self._send_message(msg, data)
         else:
-            self.transport.send(msg, data, time.monotonic() + self.timeout)
+            self.transport.send(msg, data, _deadline_after(self.timeout))
 
     def _send_message(self, msg: _Json, data: bytes) -> None:
         """Send a notification or our answer to a server request, within the client's timeout.
@@ -6735,13 +6745,13 @@ class _Session(object):
         if self._renewing or self.transport.session_gone:
             self._renew_session()  # (waits while another thread renews)
         try:
-            self.transport.send(msg, data, time.monotonic() + self.timeout)
+            self.transport.send(msg, data, _deadline_after(self.timeout))
             return
         except _SessionExpired:
             pass  # (renewed outside the handler: an error there must not name this one its cause)
         self._renew_session()
         try:
-            self.transport.send(msg, data, time.monotonic() + self.timeout)
+            self.transport.send(msg, data, _deadline_after(self.timeout))
         except _SessionExpired as e:
             raise e.public() from None  # (the private class stays out of the traceback too)
 
@@ -6974,7 +6984,7 @@ class _Session(object):
             if self._closed:
                 return
             self._closed = True
-        self.inbox.courier.drain(time.monotonic() + CLOSE_GRACE)  # cancellations already said go out first
+        self.inbox.courier.drain(_deadline_after(CLOSE_GRACE))  # cancellations already said go out first
         self.dispatcher.closed(ConnectionClosed("the client is closed"))  # pending calls fail at once
         try:
             self.transport.close(grace)
@@ -7893,9 +7903,7 @@ class _Tasks(object):
         with self._lock:
             tasks = list(self._by_id.values())
         for task in tasks:
-            task._end(ConnectionClosed("%s before task %s ended" % (getattr(error, "summary", error), task.id),
-                                       getattr(error, "returncode", None), getattr(error, "stderr", ()),
-                                       getattr(error, "detail", "")))
+            task._end(_closed_error(error, "task %s ended" % task.id))
 
 
 class Task(object):
@@ -8774,7 +8782,7 @@ def _oauth_request(engine: _HttpEngine, method: str, url: str, headers: Mapping[
     h = {"Accept": "application/json", "User-Agent": "mcp_min/" + __version__}
     h.update(headers)
     try:
-        answer = engine.request(method, url, h, body, time.monotonic() + timeout, secure=True)
+        answer = engine.request(method, url, h, body, _deadline_after(timeout), secure=True)
         with answer:
             data = answer.read(MAX_AUTH_RESPONSE_BYTES) if answer.status < 300 else answer.body
     except RequestTimeout:
