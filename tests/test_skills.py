@@ -426,7 +426,7 @@ def test_errors_pickle_and_copy_with_their_attributes():
 # ---------------------------------------------------------------------------
 
 def run_cli(*args):
-    return subprocess.run(cli_argv() + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    return subprocess.run(cli_argv(*NO_SITE) + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           encoding="utf-8", timeout=60, env=dict(os.environ, PYTHONIOENCODING="utf-8"))
 
 
