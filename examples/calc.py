@@ -25,19 +25,13 @@ In HTTP mode the server prints one line to stderr once it is listening:
 Standard library only; Python 3.8+.
 """
 
-import argparse
 import base64
 import itertools
 import json
 import math
-import secrets
 import signal
-import socket
 import sys
 import threading
-import traceback
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import urlsplit
 
 MODERN = "2026-07-28"
 LEGACY_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
@@ -318,6 +312,7 @@ def handle_message(msg, conn, emit):
     except RpcError as exc:
         return error_response(msg_id, exc.code, exc.message, exc.data)
     except Exception:   # a bug here must not kill the server
+        import traceback   # (only here: a stdio start does not import it)
         log("internal error:\n" + traceback.format_exc())
         return error_response(msg_id, -32603, "internal error")
     return {"jsonrpc": "2.0", "id": msg_id, "result": result}
@@ -512,239 +507,261 @@ MODERN_ERROR_STATUS = {-32601: 404, -32603: 500, -32020: 400, -32021: 400,
                        -32022: 400, -32602: 400, -32600: 400, -32700: 400}
 
 
-class CalcHTTPServer(ThreadingHTTPServer):
-    daemon_threads = True      # open SSE streams must not keep the process alive
-    block_on_close = False
+def _http_classes():
+    """Define the HTTP server and its handler (CalcHTTPServer, Handler) on first use.  http.server
+    and what it imports (http.client, email, urllib.parse) cost about 30 ms of CPU at start, a third
+    of what a stdio start took with them: a stdio server never needs them, so only --http (or a
+    test that serves calc over HTTP in its own process) pays for them."""
+    global CalcHTTPServer, Handler, urlsplit
+    if "Handler" in globals():
+        return
+    import secrets
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from urllib.parse import urlsplit
 
-    def __init__(self, address, handler):
-        ThreadingHTTPServer.__init__(self, address, handler)
-        self.sessions = {}
-        self.sessions_lock = threading.Lock()
+    class CalcHTTPServer(ThreadingHTTPServer):
+        daemon_threads = True      # open SSE streams must not keep the process alive
+        block_on_close = False
 
-    def close_all_sessions(self):
-        with self.sessions_lock:
-            conns, self.sessions = list(self.sessions.values()), {}
-        for conn in conns:
-            conn.close()
+        def __init__(self, address, handler):
+            ThreadingHTTPServer.__init__(self, address, handler)
+            self.sessions = {}
+            self.sessions_lock = threading.Lock()
+
+        def close_all_sessions(self):
+            with self.sessions_lock:
+                conns, self.sessions = list(self.sessions.values()), {}
+            for conn in conns:
+                conn.close()
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"   # keep-alive for JSON answers
-    disable_nagle_algorithm = True  # headers and body go out in two writes
-    server_version = "calc/1.0"
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"   # keep-alive for JSON answers
+        disable_nagle_algorithm = True  # headers and body go out in two writes
+        server_version = "calc/1.0"
 
-    def log_message(self, format, *args):
-        pass   # quiet: per-request access logs would drown the test output
+        def log_message(self, format, *args):
+            pass   # quiet: per-request access logs would drown the test output
 
-    # ---- small response helpers ----
+        # ---- small response helpers ----
 
-    def send_json(self, status, body=None, headers=None):
-        data = b"" if body is None else dumps(body).encode("ascii")
-        self.send_response(status)
-        if body is not None:
-            self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        for key, value in (headers or {}).items():
-            self.send_header(key, value)
-        self.end_headers()
-        self.wfile.write(data)
+        def send_json(self, status, body=None, headers=None):
+            data = b"" if body is None else dumps(body).encode("ascii")
+            self.send_response(status)
+            if body is not None:
+                self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for key, value in (headers or {}).items():
+                self.send_header(key, value)
+            self.end_headers()
+            self.wfile.write(data)
 
-    def send_rpc_error(self, status, msg_id, code, message, data=None):
-        self.send_json(status, error_response(msg_id, code, message, data))
+        def send_rpc_error(self, status, msg_id, code, message, data=None):
+            self.send_json(status, error_response(msg_id, code, message, data))
 
-    def start_sse(self):
-        # No Content-Length: the stream ends when we close the connection.
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Connection", "close")
-        self.end_headers()
-        self.close_connection = True
+        def start_sse(self):
+            # No Content-Length: the stream ends when we close the connection.
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Cache-Control", "no-cache")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.close_connection = True
 
-    def sse_write(self, text):
-        self.wfile.write(text.encode("utf-8"))
-        self.wfile.flush()
+        def sse_write(self, text):
+            self.wfile.write(text.encode("utf-8"))
+            self.wfile.flush()
 
-    def sse_message(self, msg, event_id=None):
-        head = "id: %s\n" % event_id if event_id is not None else ""
-        self.sse_write("%sevent: message\ndata: %s\n\n" % (head, dumps(msg)))
+        def sse_message(self, msg, event_id=None):
+            head = "id: %s\n" % event_id if event_id is not None else ""
+            self.sse_write("%sevent: message\ndata: %s\n\n" % (head, dumps(msg)))
 
-    # ---- checks shared by all methods ----
+        # ---- checks shared by all methods ----
 
-    def check_path_and_origin(self):
-        if urlsplit(self.path).path != "/mcp":
-            self.send_json(404)
-            return False
-        origin = self.headers.get("Origin")
-        # Browsers send Origin; refuse foreign pages (DNS rebinding defence).
-        if origin and urlsplit(origin).hostname not in ("localhost", "127.0.0.1", "::1"):
-            self.send_json(403)
-            return False
-        return True
+        def check_path_and_origin(self):
+            if urlsplit(self.path).path != "/mcp":
+                self.send_json(404)
+                return False
+            origin = self.headers.get("Origin")
+            # Browsers send Origin; refuse foreign pages (DNS rebinding defence).
+            if origin and urlsplit(origin).hostname not in ("localhost", "127.0.0.1", "::1"):
+                self.send_json(403)
+                return False
+            return True
 
-    def session(self):
-        """(session id header, Connection or None)."""
-        sid = self.headers.get("Mcp-Session-Id")
-        if not sid:
-            return None, None
-        with self.server.sessions_lock:
-            return sid, self.server.sessions.get(sid)
+        def session(self):
+            """(session id header, Connection or None)."""
+            sid = self.headers.get("Mcp-Session-Id")
+            if not sid:
+                return None, None
+            with self.server.sessions_lock:
+                return sid, self.server.sessions.get(sid)
 
-    def read_body(self):
-        try:
-            length = int(self.headers.get("Content-Length") or 0)
-        except ValueError:
-            length = -1
-        if length < 0 or length > MAX_BODY:
-            self.close_connection = True   # cannot resynchronise the stream
-            self.send_json(413 if length > MAX_BODY else 400)
+        def read_body(self):
+            try:
+                length = int(self.headers.get("Content-Length") or 0)
+            except ValueError:
+                length = -1
+            if length < 0 or length > MAX_BODY:
+                self.close_connection = True   # cannot resynchronise the stream
+                self.send_json(413 if length > MAX_BODY else 400)
+                return None
+            return self.rfile.read(length)
+
+        # ---- POST ----
+
+        def do_POST(self):
+            body = self.read_body()   # read first so keep-alive stays in sync
+            if body is None or not self.check_path_and_origin():
+                return
+            if "application/json" not in self.headers.get("Content-Type", "").lower():
+                return self.send_json(415)
+            accept = self.headers.get("Accept", "").lower()
+            if "application/json" not in accept or "text/event-stream" not in accept:
+                return self.send_json(406)
+            try:
+                msg = json.loads(body)
+            except ValueError:
+                return self.send_rpc_error(400, None, -32700, "parse error")
+            if not isinstance(msg, dict):
+                return self.send_rpc_error(400, None, -32600,
+                                           "expected one JSON-RPC object (no batches over HTTP)")
+            header_version = self.headers.get("MCP-Protocol-Version")
+            if modern_version(msg.get("params")) is not None or (
+                    header_version == MODERN and msg.get("method") != "initialize"):
+                self.post_modern(msg, header_version)
+            else:
+                self.post_legacy(msg, header_version)
+
+        def post_modern(self, msg, header_version):
+            method, params = msg.get("method"), msg.get("params")
+            if not isinstance(method, str):
+                return self.send_rpc_error(400, msg.get("id"), -32600,
+                                           "only requests and notifications are accepted")
+            if "id" not in msg:
+                return self.send_json(202)   # nothing to do for notifications
+            msg_id = msg["id"]
+            problem = self.header_problem(method, params, header_version)
+            if problem:
+                return self.send_rpc_error(400, msg_id, -32020, problem)
+            reply = handle_message(msg, None, None)
+            if "error" in reply:
+                self.send_json(MODERN_ERROR_STATUS.get(reply["error"]["code"], 200), reply)
+            elif method == "tools/call" and wants_stream(params):
+                self.start_sse()
+                try:
+                    self.sse_message(reply)
+                except OSError as exc:
+                    log("SSE stream closed early: %s" % exc)
+            else:
+                self.send_json(200, reply)
+
+        def header_problem(self, method, params, header_version):
+            """Why the 2026 headers disagree with the body, or None if they agree."""
+            body_version = modern_version(params)
+            if header_version is None:
+                return "missing MCP-Protocol-Version header"
+            if header_version != body_version:
+                return "MCP-Protocol-Version header %r does not match _meta %r" % (
+                    header_version, body_version)
+            if decode_header_value(self.headers.get("Mcp-Method")) != method:
+                return "Mcp-Method header does not match the body method"
+            name_key = {"tools/call": "name", "prompts/get": "name",
+                        "resources/read": "uri"}.get(method)
+            if name_key and decode_header_value(self.headers.get("Mcp-Name")) != \
+                    params.get(name_key):
+                return "Mcp-Name header does not match params.%s" % name_key
             return None
-        return self.rfile.read(length)
 
-    # ---- POST ----
+        def post_legacy(self, msg, header_version):
+            method = msg.get("method")
+            msg_id = msg.get("id")
+            if method == "initialize" and "id" in msg:
+                return self.initialize_session(msg)
+            sid, conn = self.session()
+            if sid is None:
+                return self.send_rpc_error(400, msg_id, -32600, "missing Mcp-Session-Id header")
+            if conn is None:
+                return self.send_rpc_error(404, msg_id, -32600, "unknown or expired session")
+            if header_version is not None and header_version != conn.version:
+                return self.send_rpc_error(
+                    400, msg_id, -32600, "MCP-Protocol-Version %r does not match the "
+                    "negotiated version %r" % (header_version, conn.version))
+            if "id" not in msg or method is None:
+                handle_message(msg, conn, None)   # notification or client response
+                return self.send_json(202)
+            if method == "tools/call" and wants_stream(msg.get("params")):
+                return self.stream_call(msg, conn)
+            self.send_json(200, handle_message(msg, conn, None))
 
-    def do_POST(self):
-        body = self.read_body()   # read first so keep-alive stays in sync
-        if body is None or not self.check_path_and_origin():
-            return
-        if "application/json" not in self.headers.get("Content-Type", "").lower():
-            return self.send_json(415)
-        accept = self.headers.get("Accept", "").lower()
-        if "application/json" not in accept or "text/event-stream" not in accept:
-            return self.send_json(406)
-        try:
-            msg = json.loads(body)
-        except ValueError:
-            return self.send_rpc_error(400, None, -32700, "parse error")
-        if not isinstance(msg, dict):
-            return self.send_rpc_error(400, None, -32600,
-                                       "expected one JSON-RPC object (no batches over HTTP)")
-        header_version = self.headers.get("MCP-Protocol-Version")
-        if modern_version(msg.get("params")) is not None or (
-                header_version == MODERN and msg.get("method") != "initialize"):
-            self.post_modern(msg, header_version)
-        else:
-            self.post_legacy(msg, header_version)
+        def initialize_session(self, msg):
+            conn = Connection()
+            reply = handle_message(msg, conn, None)
+            if "error" in reply:
+                return self.send_json(200, reply)
+            sid = secrets.token_hex(16)
+            with self.server.sessions_lock:
+                self.server.sessions[sid] = conn
+            self.send_json(200, reply, {"Mcp-Session-Id": sid})
 
-    def post_modern(self, msg, header_version):
-        method, params = msg.get("method"), msg.get("params")
-        if not isinstance(method, str):
-            return self.send_rpc_error(400, msg.get("id"), -32600,
-                                       "only requests and notifications are accepted")
-        if "id" not in msg:
-            return self.send_json(202)   # nothing to do for notifications
-        msg_id = msg["id"]
-        problem = self.header_problem(method, params, header_version)
-        if problem:
-            return self.send_rpc_error(400, msg_id, -32020, problem)
-        reply = handle_message(msg, None, None)
-        if "error" in reply:
-            self.send_json(MODERN_ERROR_STATUS.get(reply["error"]["code"], 200), reply)
-        elif method == "tools/call" and wants_stream(params):
+        def stream_call(self, msg, conn):
+            """Answer a legacy tools/call on an SSE stream (greet elicits on it)."""
             self.start_sse()
             try:
-                self.sse_message(reply)
+                if conn.version >= "2025-11-25":
+                    # Priming event (id, empty data) as 2025-11-25 recommends.
+                    self.sse_write("id: %s\ndata:\n\n" % conn.next_event_id())
+                emit = lambda m: self.sse_message(m, conn.next_event_id())
+                self.sse_message(handle_message(msg, conn, emit), conn.next_event_id())
             except OSError as exc:
                 log("SSE stream closed early: %s" % exc)
-        else:
-            self.send_json(200, reply)
 
-    def header_problem(self, method, params, header_version):
-        """Why the 2026 headers disagree with the body, or None if they agree."""
-        body_version = modern_version(params)
-        if header_version is None:
-            return "missing MCP-Protocol-Version header"
-        if header_version != body_version:
-            return "MCP-Protocol-Version header %r does not match _meta %r" % (
-                header_version, body_version)
-        if decode_header_value(self.headers.get("Mcp-Method")) != method:
-            return "Mcp-Method header does not match the body method"
-        name_key = {"tools/call": "name", "prompts/get": "name",
-                    "resources/read": "uri"}.get(method)
-        if name_key and decode_header_value(self.headers.get("Mcp-Name")) != \
-                params.get(name_key):
-            return "Mcp-Name header does not match params.%s" % name_key
-        return None
+        # ---- GET / DELETE ----
 
-    def post_legacy(self, msg, header_version):
-        method = msg.get("method")
-        msg_id = msg.get("id")
-        if method == "initialize" and "id" in msg:
-            return self.initialize_session(msg)
-        sid, conn = self.session()
-        if sid is None:
-            return self.send_rpc_error(400, msg_id, -32600, "missing Mcp-Session-Id header")
-        if conn is None:
-            return self.send_rpc_error(404, msg_id, -32600, "unknown or expired session")
-        if header_version is not None and header_version != conn.version:
-            return self.send_rpc_error(
-                400, msg_id, -32600, "MCP-Protocol-Version %r does not match the "
-                "negotiated version %r" % (header_version, conn.version))
-        if "id" not in msg or method is None:
-            handle_message(msg, conn, None)   # notification or client response
-            return self.send_json(202)
-        if method == "tools/call" and wants_stream(msg.get("params")):
-            return self.stream_call(msg, conn)
-        self.send_json(200, handle_message(msg, conn, None))
+        def do_GET(self):
+            if not self.check_path_and_origin():
+                return
+            sid, conn = self.session()
+            if sid is None:
+                return self.send_json(405, headers={"Allow": "POST"})
+            if conn is None:
+                return self.send_json(404)
+            if "text/event-stream" not in self.headers.get("Accept", "").lower():
+                return self.send_json(406)
+            self.start_sse()
+            try:
+                # We never push anything unprompted; just keep the stream warm
+                # until the client leaves, the session ends or the server stops.
+                while not conn.closed.wait(KEEPALIVE_SECONDS):
+                    self.sse_write(": keepalive\n\n")
+            except OSError:
+                pass
 
-    def initialize_session(self, msg):
-        conn = Connection()
-        reply = handle_message(msg, conn, None)
-        if "error" in reply:
-            return self.send_json(200, reply)
-        sid = secrets.token_hex(16)
-        with self.server.sessions_lock:
-            self.server.sessions[sid] = conn
-        self.send_json(200, reply, {"Mcp-Session-Id": sid})
+        def do_DELETE(self):
+            if not self.check_path_and_origin():
+                return
+            sid = self.headers.get("Mcp-Session-Id")
+            if not sid:
+                return self.send_json(405, headers={"Allow": "POST"})
+            with self.server.sessions_lock:
+                conn = self.server.sessions.pop(sid, None)
+            if conn is None:
+                return self.send_json(404)
+            conn.close()
+            self.send_json(200)
 
-    def stream_call(self, msg, conn):
-        """Answer a legacy tools/call on an SSE stream (greet elicits on it)."""
-        self.start_sse()
-        try:
-            if conn.version >= "2025-11-25":
-                # Priming event (id, empty data) as 2025-11-25 recommends.
-                self.sse_write("id: %s\ndata:\n\n" % conn.next_event_id())
-            emit = lambda m: self.sse_message(m, conn.next_event_id())
-            self.sse_message(handle_message(msg, conn, emit), conn.next_event_id())
-        except OSError as exc:
-            log("SSE stream closed early: %s" % exc)
 
-    # ---- GET / DELETE ----
-
-    def do_GET(self):
-        if not self.check_path_and_origin():
-            return
-        sid, conn = self.session()
-        if sid is None:
-            return self.send_json(405, headers={"Allow": "POST"})
-        if conn is None:
-            return self.send_json(404)
-        if "text/event-stream" not in self.headers.get("Accept", "").lower():
-            return self.send_json(406)
-        self.start_sse()
-        try:
-            # We never push anything unprompted; just keep the stream warm
-            # until the client leaves, the session ends or the server stops.
-            while not conn.closed.wait(KEEPALIVE_SECONDS):
-                self.sse_write(": keepalive\n\n")
-        except OSError:
-            pass
-
-    def do_DELETE(self):
-        if not self.check_path_and_origin():
-            return
-        sid = self.headers.get("Mcp-Session-Id")
-        if not sid:
-            return self.send_json(405, headers={"Allow": "POST"})
-        with self.server.sessions_lock:
-            conn = self.server.sessions.pop(sid, None)
-        if conn is None:
-            return self.send_json(404)
-        conn.close()
-        self.send_json(200)
+def __getattr__(name):
+    """calc.CalcHTTPServer and calc.Handler, defined when first asked for (PEP 562)."""
+    if name in ("CalcHTTPServer", "Handler"):
+        _http_classes()
+        return globals()[name]
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))
 
 
 def serve_http(host, port):
+    import socket
+    _http_classes()
     server_class = CalcHTTPServer
     if ":" in host:   # an IPv6 literal such as ::1
         server_class = type("CalcHTTPServer6", (CalcHTTPServer,),
@@ -772,19 +789,24 @@ def _on_sigterm(signum, frame):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(
-        description="Example calculator MCP server (stdio by default).")
-    parser.add_argument("--http", nargs="?", type=int, const=8000, default=None,
-                        metavar="PORT",
-                        help="serve Streamable HTTP on PORT (default 8000; 0 = any free port)")
-    parser.add_argument("--host", default="127.0.0.1",
-                        help="address to bind in HTTP mode (default 127.0.0.1)")
-    options = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    port, host = None, "127.0.0.1"
+    if argv:   # (argparse only then: a plain stdio start, the common one, skips its imports)
+        import argparse
+        parser = argparse.ArgumentParser(
+            description="Example calculator MCP server (stdio by default).")
+        parser.add_argument("--http", nargs="?", type=int, const=8000, default=None,
+                            metavar="PORT",
+                            help="serve Streamable HTTP on PORT (default 8000; 0 = any free port)")
+        parser.add_argument("--host", default=host,
+                            help="address to bind in HTTP mode (default 127.0.0.1)")
+        options = parser.parse_args(argv)
+        port, host = options.http, options.host
     signal.signal(signal.SIGTERM, _on_sigterm)
-    if options.http is None:
+    if port is None:
         serve_stdio()
         return 0
-    return serve_http(options.host, options.http)
+    return serve_http(host, port)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 import mcp_min  # noqa: E402
-from testsupport import run_cli  # noqa: E402
+from testsupport import NO_SITE, run_cli  # noqa: E402
 
 PY = sys.executable
 CALC = os.path.join(ROOT, "examples", "calc.py")
@@ -351,7 +351,7 @@ def hosts(tmp_path):
 
 def cli(hosts, *args):
     env, _, project = hosts
-    return run_cli(*args, env=env, cwd=str(project), universal_newlines=True, timeout=120)
+    return run_cli(*args, python_options=NO_SITE, env=env, cwd=str(project), universal_newlines=True, timeout=120)
 
 
 def test_cli_servers_lists_the_good_reports_the_broken(hosts):

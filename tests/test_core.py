@@ -29,6 +29,7 @@ META = "io.modelcontextprotocol/"
     None, {}, {"a": 1}, {"name": "x", "arguments": {"s": "Zürich 東京 😀"}},
     {"_meta": {"progressToken": 7}, "x": [1, 2]}, {"nested": {"_meta": 1}}, {"s": "\u2028\u2029\n"},
 ])
+@pytest.mark.pure
 def test_stateless_encoding_equals_plain_encoding_plus_meta(params):
     era = mcp_min._Era("2026-07-28", True, {"roots": {}}, {"name": "t", "version": "1"})
     msg = mcp_min._request(5, "tools/call", params)
@@ -40,12 +41,14 @@ def test_stateless_encoding_equals_plain_encoding_plus_meta(params):
     assert sent == {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": expected}
 
 
+@pytest.mark.pure
 def test_handshake_era_encoding_is_plain_and_utf8():
     line = mcp_min._Era().encode(mcp_min._request(1, "tools/call", {"s": "東京"}))
     assert "東京".encode("utf-8") in line  # not \\u escapes: a third of the size
     assert json.loads(line)["params"] == {"s": "東京"}
 
 
+@pytest.mark.pure
 def test_lone_surrogates_still_make_valid_json():
     for era in (mcp_min._Era(), mcp_min._Era("2026-07-28", True, {}, {})):
         line = era.encode(mcp_min._request(1, "m", {"s": "a\ud800b"}))
@@ -53,12 +56,14 @@ def test_lone_surrogates_still_make_valid_json():
 
 
 @pytest.mark.parametrize("value", [float("nan"), float("inf"), -float("inf"), {"x": [1, float("nan")]}])
+@pytest.mark.pure
 def test_nan_and_infinity_are_refused(value):
     for era in (mcp_min._Era(), mcp_min._Era("2026-07-28", True, {}, {})):
         with pytest.raises(ValueError, match="NaN and Infinity"):
             era.encode(mcp_min._request(1, "m", {"v": value}))
 
 
+@pytest.mark.pure
 def test_decode_refuses_what_would_kill_a_reader():
     with pytest.raises(ValueError):
         mcp_min._decode(b"[" * 100000)
@@ -75,12 +80,14 @@ def test_decode_refuses_what_would_kill_a_reader():
     (mcp_min._DEFAULT, "default"), (None, None), (float("inf"), None), (2, 2.0), (0.25, 0.25),
     (1e12, mcp_min.LONGEST_WAIT), (0, 0.0), (-1, 0.0), (-1e-9, 0.0), (float("-inf"), 0.0),
 ])
+@pytest.mark.pure
 def test_timeout_arguments(value, expected):
     # Python's conventions: 0 and less mean "no time left" (an immediate RequestTimeout, nothing sent).
     assert mcp_min._timeout_arg(value, "default") == expected
 
 
 @pytest.mark.parametrize("value", [float("nan"), True, False, "5", [1]])
+@pytest.mark.pure
 def test_bad_timeout_arguments(value):
     with pytest.raises(ValueError, match="timeout"):
         mcp_min._timeout_arg(value)
@@ -117,6 +124,7 @@ def pending(d, method="m", timeout=5.0):
     return fut
 
 
+@pytest.mark.pure
 def test_dispatcher_routes_answers_requests_notifications_and_batches():
     d, seen = make_dispatcher()
     a, b = pending(d), pending(d)
@@ -133,6 +141,7 @@ def test_dispatcher_routes_answers_requests_notifications_and_batches():
     5, "x", None, {"jsonrpc": "2.0", "id": 99, "result": {}}, {"id": True, "result": {}},
     {"id": 1.0, "result": {}}, {"method": 5}, {"id": [1], "method": "ping"}, {"method": "n", "params": [1]},
 ])
+@pytest.mark.pure
 def test_dispatcher_ignores_what_it_cannot_route(msg):
     d, seen = make_dispatcher()
     fut = pending(d)
@@ -230,6 +239,7 @@ def sse(*lines):
     return parser, events
 
 
+@pytest.mark.pure
 def test_sse_events_fields_and_line_ends():
     parser, events = sse(b"data: a\n", b"data:b\r\n", b"\n", b": comment\n", b"event: endpoint\n",
                          b"data: /x\n", b"id: 7\n", b"retry: 1500\n", b"\r\n", b"id: only\n", b"\n",
@@ -238,12 +248,14 @@ def test_sse_events_fields_and_line_ends():
     assert parser.last_id == "only" and parser.retry_ms == 1500
 
 
+@pytest.mark.pure
 def test_sse_ignores_bad_fields():
     parser, events = sse(b"retry: soon\n", b"id: a\0b\n", b"unknown: x\n", b"data\n", b"\n")
     assert parser.retry_ms is None and parser.last_id is None
     assert events == [("message", "")] or events == []
 
 
+@pytest.mark.pure
 def test_sse_oversized_event_is_dropped_not_buffered(monkeypatch):
     monkeypatch.setattr(mcp_min, "MAX_MESSAGE_BYTES", 100)
     parser, events = sse(*([b"data: " + b"x" * 30 + b"\n"] * 10 + [b"\n", b"data: ok\n", b"\n"]))
@@ -281,6 +293,7 @@ def sse_pieces(pieces):
     return events, parser.last_id, parser.retry_ms
 
 
+@pytest.mark.pure
 def test_sse_line_ends_of_every_kind_wherever_the_pieces_split():
     assert sse_pieces([SSE_STREAM]) == SSE_EXPECTED
     for i in range(1, len(SSE_STREAM)):
@@ -288,6 +301,7 @@ def test_sse_line_ends_of_every_kind_wherever_the_pieces_split():
     assert sse_pieces([SSE_STREAM[i:i + 1] for i in range(len(SSE_STREAM))]) == SSE_EXPECTED
 
 
+@pytest.mark.pure
 def test_sse_bom_only_at_the_start_of_each_stream():
     parser, events = sse(b"\xef\xbb\xbf\xef\xbb\xbfdata: a\n\n")  # a second BOM belongs to the field name
     assert events == []
@@ -295,6 +309,7 @@ def test_sse_bom_only_at_the_start_of_each_stream():
     assert parser.feed(b"\xef\xbb") + parser.feed(b"\xbfdata: b\r\r") == [("message", "b")]
 
 
+@pytest.mark.pure
 def test_sse_what_an_ended_stream_left_unfinished_is_discarded():
     parser, events = sse(b"id: 1\ndata: a\n\nid: 2\ndata: b\r\ndata: unfini")
     parser.end_stream()
@@ -304,6 +319,7 @@ def test_sse_what_an_ended_stream_left_unfinished_is_discarded():
     assert parser.feed(b"id:\n\n") == [] and parser.last_id is None  # an empty id: no Last-Event-ID
 
 
+@pytest.mark.pure
 def test_sse_retry_of_thousands_of_digits():
     parser, _ = sse(b"retry: " + b"9" * 5000 + b"\n")  # (int() refuses 4300 digits on 3.11+)
     assert parser.retry_ms / 1000.0 > mcp_min.SSE_RETRY_CAP
@@ -311,6 +327,7 @@ def test_sse_retry_of_thousands_of_digits():
     assert parser.retry_ms == 25
 
 
+@pytest.mark.pure
 def test_sse_cr_framing_stays_bounded(monkeypatch):
     monkeypatch.setattr(mcp_min, "MAX_MESSAGE_BYTES", 100)
     parser = mcp_min._SseParser()
@@ -327,6 +344,7 @@ def test_sse_cr_framing_stays_bounded(monkeypatch):
     assert parser.feed(b"\rdata: ok\r\r") == [("message", "ok")]
 
 
+@pytest.mark.pure
 def test_sse_many_short_data_lines_are_kept_in_few_pieces():
     """The limit counts an event's bytes; kept as one object each, 2-byte lines would cost some
     40 times that."""
@@ -350,33 +368,39 @@ def split(chunks, limit=100):
     return lines, splitter.finish(), len(drops)
 
 
+@pytest.mark.pure
 def test_lines_split_across_chunks_come_out_whole():
     lines, rest, drops = split([b'{"a":', b'1}\n{"b"', b":2}\n{", b'"c":3}\n'])
     assert lines == [b'{"a":1}', b'{"b":2}', b'{"c":3}'] and rest == b"" and drops == 0
 
 
+@pytest.mark.pure
 def test_one_byte_at_a_time():
     data = b'{"a":1}\r\n\n{"b":2}\n'
     lines, rest, drops = split([data[i:i + 1] for i in range(len(data))])
     assert lines == [b'{"a":1}\r', b"", b'{"b":2}'] and rest == b"" and drops == 0
 
 
+@pytest.mark.pure
 def test_crlf_and_empty_lines_are_returned_as_they_are():
     lines, _, _ = split([b'{"a":1}\r\n\r\n\n{"b":2}\r\n'])
     assert lines == [b'{"a":1}\r', b"\r", b"", b'{"b":2}\r']
 
 
+@pytest.mark.pure
 def test_an_oversized_line_is_dropped_and_the_next_one_arrives():
     big = b"x" * 250
     lines, rest, drops = split([big[:90], big[90:180], big[180:] + b"\n" + b'{"ok":1}\n'])
     assert [line for line in lines if line] == [b'{"ok":1}'] and drops == 1
 
 
+@pytest.mark.pure
 def test_an_oversized_line_inside_one_chunk_is_dropped():
     lines, _, drops = split([b"y" * 101 + b'\n{"ok":1}\n'])
     assert [line for line in lines if line] == [b'{"ok":1}'] and drops == 1
 
 
+@pytest.mark.pure
 def test_an_oversized_line_is_not_buffered_while_it_grows():
     drops = []
     splitter = mcp_min._LineSplitter(100, lambda: drops.append(1))
@@ -387,6 +411,7 @@ def test_an_oversized_line_is_not_buffered_while_it_grows():
 
 
 @pytest.mark.parametrize("size, kept", [(100, True), (101, False)])
+@pytest.mark.pure
 def test_a_line_split_exactly_at_the_limit(size, kept):
     line = b"k" * size
     lines, _, drops = split([line[:50], line[50:], b"\n", b'{"next":1}\n'])
@@ -394,6 +419,7 @@ def test_a_line_split_exactly_at_the_limit(size, kept):
     assert drops == (0 if kept else 1)
 
 
+@pytest.mark.pure
 def test_the_last_line_without_a_line_end_is_kept_at_eof():
     lines, rest, drops = split([b'{"a":1}\n{"b":', b"2}"])
     assert lines == [b'{"a":1}'] and rest == b'{"b":2}' and drops == 0
@@ -409,6 +435,7 @@ def test_the_last_line_without_a_line_end_is_kept_at_eof():
     ("eu-west", "eu-west"), (True, "true"), (42, "42"), ("Zürich", "=?base64?WsO8cmljaA==?="),
     (" padded", "=?base64?IHBhZGRlZA==?="), ("a\nb", "=?base64?YQpi?="), ("=?base64?x?=", "=?base64?PT9iYXNlNjQ/eD89?="),
 ])
+@pytest.mark.pure
 def test_header_value_encoding(value, header):
     assert mcp_min._header_value(value) == header
 
@@ -424,6 +451,7 @@ def test_header_value_encoding(value, header):
     ({"properties": {"xs": {"type": "array", "items": {"type": "string", "x-mcp-header": "I"}}}}, "not reachable"),
     ({"properties": 5}, []),
 ])
+@pytest.mark.pure
 def test_x_mcp_header_markings(schema, found):
     tool = {"name": "t", "inputSchema": dict(schema, type="object")}
     if isinstance(found, str):
@@ -433,6 +461,7 @@ def test_x_mcp_header_markings(schema, found):
         assert mcp_min._param_headers(tool) == found
 
 
+@pytest.mark.pure
 def test_param_headers_follow_the_table():
     era = mcp_min._Era("2026-07-28", True, {}, {})
     era.tool_headers = {"route": [(("region",), "Region"), (("o", "dry"), "Dry")]}
@@ -446,10 +475,12 @@ def test_param_headers_follow_the_table():
     (["2026-07-28", "2025-11-25"], "2026-07-28"), (["2025-06-18", "2024-11-05"], "2025-06-18"),
     (["1999-01-01", "2024-11-05"], "2024-11-05"), ([5, None, "2025-03-26"], "2025-03-26"),
 ])
+@pytest.mark.pure
 def test_version_choice(supported, chosen):
     assert mcp_min._choose_version(supported) == chosen
 
 
+@pytest.mark.pure
 def test_no_version_in_common():
     with pytest.raises(McpError, match="no protocol version in common"):
         mcp_min._choose_version(["1999-01-01"])
@@ -463,16 +494,19 @@ def test_no_version_in_common():
     ({"content": [{"type": "image", "data": "x"}]}, [{"type": "image", "data": "x"}]),
     ({}, []),
 ])
+@pytest.mark.pure
 def test_tool_values(result, value):
     assert mcp_min._tool_value(result) == value
 
 
 @pytest.mark.parametrize("result", [{"content": 5}, {"content": "text"}, {"content": {"a": 1}}])
+@pytest.mark.pure
 def test_malformed_tool_results_are_mcp_errors(result):
     with pytest.raises(McpError, match="content"):
         mcp_min._tool_value(result)
 
 
+@pytest.mark.pure
 def test_tool_error_carries_the_text_and_result():
     result = {"isError": True, "content": [{"type": "text", "text": "bad"}, {"type": "text", "text": 5}, 7]}
     with pytest.raises(mcp_min.ToolError, match="bad\n5") as info:
@@ -484,6 +518,7 @@ def test_tool_error_carries_the_text_and_result():
     ({"Authorization": "Bearer tok\n"}, None), ({"Bad Name": "x"}, "not a valid"), ({"X": "a\r\nb"}, "line break"),
     ({"X": 5}, "must be a string"),
 ])
+@pytest.mark.pure
 def test_caller_headers_are_checked_and_never_echo_values(headers, problem):
     if problem is None:
         assert mcp_min._clean_headers(headers) == {"Authorization": "Bearer tok"}
@@ -494,10 +529,12 @@ def test_caller_headers_are_checked_and_never_echo_values(headers, problem):
 
 
 @pytest.mark.parametrize("sid, ok", [("abc-123", True), ("a b", False), ("", False), ("é", False), ("x\n", False)])
+@pytest.mark.pure
 def test_session_ids_must_be_visible_ascii(sid, ok):
     assert mcp_min._valid_session_id(sid) is ok
 
 
+@pytest.mark.pure
 def test_every_exception_pickles_and_copies_with_its_attributes():
     samples = [
         mcp_min.McpError("m"), RequestError(-32602, "bad", {"x": 1}, "tools/call"),
@@ -600,6 +637,7 @@ def legacy_server(msg):
     return []
 
 
+@pytest.mark.pure
 def test_negotiation_modern_in_memory():
     session, (transport,) = session_with(modern_server())
     assert session.protocol_version == "2026-07-28" and session.modern
@@ -607,6 +645,7 @@ def test_negotiation_modern_in_memory():
     assert [m["method"] for m in transport.sent] == ["server/discover"]
 
 
+@pytest.mark.pure
 def test_negotiation_falls_back_to_the_handshake_in_memory():
     session, (transport,) = session_with(legacy_server)
     assert session.protocol_version == "2025-06-18" and not session.modern
@@ -615,6 +654,7 @@ def test_negotiation_falls_back_to_the_handshake_in_memory():
     assert "_meta" not in transport.sent[1]["params"]
 
 
+@pytest.mark.pure
 def test_input_rounds_in_memory_echo_state_and_use_new_ids():
     def tools_call(params):
         if "inputResponses" not in params:
@@ -638,12 +678,14 @@ def test_input_rounds_in_memory_echo_state_and_use_new_ids():
     ({"resultType": "mystery"}, "resultType 'mystery'"),
     ({"resultType": "input_required", "inputRequests": {"k": {"method": "sampling/createMessage"}}}, "cannot give"),
 ])
+@pytest.mark.pure
 def test_malformed_rounds_are_mcp_errors(answer, problem):
     session, _ = session_with(modern_server(lambda params: answer))
     with pytest.raises(McpError, match=problem):
         session.request("tools/call", {"name": "t"})
 
 
+@pytest.mark.pure
 def test_array_params_are_refused_not_corrupted():
     session, (transport,) = session_with(modern_server())
     before = len(transport.sent)
@@ -668,6 +710,7 @@ def test_a_failing_send_settles_the_future():
 
 
 @pytest.mark.parametrize("result", [{"tools": 5}, {"tools": [], "nextCursor": [1]}, {"tools": [], "ttlMs": 10 ** 400}])
+@pytest.mark.pure
 def test_malformed_lists(result):
     def serve(msg):
         if msg.get("method") == "tools/list":
@@ -732,6 +775,7 @@ def test_subscription_map_and_list_cache_are_safe_across_threads(monkeypatch):
     ("x" * 400, ": " + "x" * 300 + "... (100 more characters)"),
     ("", ""),
 ])
+@pytest.mark.pure
 def test_an_http_error_shows_one_line_of_its_body(body, shown):
     error = mcp_min.HttpError("http://127.0.0.1:9/mcp", 501, body, "for initialize")
     assert str(error) == "HTTP 501 for initialize from http://127.0.0.1:9/mcp" + shown

@@ -5,22 +5,25 @@ the command line as a subprocess) against a purpose-built hostile peer from test
 
   stdio_server.py  a stdio server whose misbehaviour is chosen per tool / by a JSON config
   http_server.py   a raw-socket HTTP server (Streamable HTTP in both eras, legacy HTTP+SSE, a
-                   plain recorder) that trickles, resets, redirects, floods and nests
+                   plain recorder) that trickles, resets, redirects, floods and nests; it runs in
+                   threads of the test process
   scenarios.py     what needs a process of its own (fork, peak RSS, thread start, pools, no ssl)
 
 The tests are grouped by subject, one section each, whose header states the guarantee it checks:
 transports and framing, deadlines and timeouts, memory and malformed input, connections and
 network failures, lifecycle, credentials and headers, exceptions, the command line, prompts.
 Hangs are bounded: a call that could hang runs in a thread joined with a generous limit, a
-scenario runs in a subprocess group killed at its limit, and every peer is killed when its test
-ends, which also frees any thread still stuck on it.  Nothing sleeps for correctness: conditions
-are polled with a bound, and the bound only decides how long a failure takes to report.
+scenario runs in a subprocess group killed at its limit, and every peer is killed (or stopped)
+when its test ends, which also frees any thread still stuck on it.  Nothing sleeps for
+correctness: conditions are polled with a bound, and the bound only decides how long a failure
+takes to report.
 
 Run:  python -m pytest -q tests/test_hostile.py -p no:cacheprovider
 """
 import base64
 import copy
 import gc
+import importlib.util
 import itertools
 import json
 import logging
@@ -156,16 +159,20 @@ class StdioPeer(object):
 
 
 class HttpPeer(object):
+    """The hostile HTTP server, in threads of this process (no test here is about that peer being
+    a process): http_server.py loaded as a module of its own, so that its globals are this peer's."""
+
     def __init__(self, tmp, n, cfg):
         cfg = dict(cfg)
         cfg.setdefault("log", str(tmp / ("http-%d.jsonl" % n)))
         self.cfg = cfg
-        self.err = open(str(tmp / ("http-%d.err" % n)), "wb")
-        self.proc = subprocess.Popen([PY, *NO_SITE, HTTP_SERVER, json.dumps(cfg)], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=self.err)
-        line = self.proc.stdout.readline().decode()
-        assert line.startswith("PORT "), "the hostile HTTP server did not start: %r" % line
-        self.base = "http://127.0.0.1:%d" % int(line.split()[1])
+        spec = importlib.util.spec_from_file_location("hostile_http_server_%d" % id(self), HTTP_SERVER)
+        server = importlib.util.module_from_spec(spec)
+        server.CONFIG = json.loads(json.dumps(cfg))  # as the process got it: through JSON
+        spec.loader.exec_module(server)
+        port, self._stop = server.serve()
+        self.stopped = False
+        self.base = "http://127.0.0.1:%d" % port
         self.url = self.base + "/mcp"
 
     def entries(self):
@@ -184,14 +191,10 @@ class HttpPeer(object):
                 if all((e.get("rpc") or {}).get(k) == v for k, v in match.items())]
 
     def stop(self):
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait(10)
-        for f in (self.proc.stdin, self.proc.stdout, self.err):
-            try:
-                f.close()
-            except OSError:
-                pass
+        """The server is gone: it takes no more connections and every open one is closed."""
+        if not self.stopped:
+            self.stopped = True
+            self._stop()
 
 
 def header(entry, name):

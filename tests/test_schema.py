@@ -69,11 +69,13 @@ def run_suite_file(name):
     return passed, failed, refused
 
 
+@pytest.mark.pure
 def test_the_suite_is_there():
     assert len(SUITE_FILES) >= 80
     assert os.path.exists(os.path.join(SUITE, "LICENSE")) and os.path.exists(os.path.join(SUITE, "PROVENANCE.md"))
 
 
+@pytest.mark.pure
 def test_the_suite_totals_the_readme_gives():
     passed = refused = 0
     for name in SUITE_FILES:
@@ -85,6 +87,7 @@ def test_the_suite_totals_the_readme_gives():
 
 
 @pytest.mark.parametrize("name", SUITE_FILES)
+@pytest.mark.pure
 def test_json_schema_test_suite(name):
     passed, failed, refused = run_suite_file(name)
     assert failed == []
@@ -111,10 +114,12 @@ def check(schema, value):
     ({"type": "array", "prefixItems": [{"type": "string"}]}, ("a", 2), True),  # a tuple from a callback
     ({"type": "object"}, {1, 2}, False),  # a set is not JSON
 ])
+@pytest.mark.pure
 def test_json_semantics(schema, value, ok):
     assert (check(schema, value) is None) is ok
 
 
+@pytest.mark.pure
 def test_the_pointer_and_message_name_the_first_difference():
     schema = {"type": "object", "properties": {"rows": {"type": "array", "items": {
         "type": "object", "properties": {"a/b": {"type": "string"}, "n": {"minimum": 0}}}}}}
@@ -130,11 +135,13 @@ def test_the_pointer_and_message_name_the_first_difference():
     ("^.$", "\u2028", False), ("^(?<x>a)b$", "ab", True), ("^[^]$", "\n", True), ("[]", "a", False),
     ("^\\cJ$", "\n", True), ("a{2", "a{2", True),  # a brace that is no quantifier is a literal
 ])
+@pytest.mark.pure
 def test_patterns_follow_ecma_262(pattern, text, ok):
     assert (check({"pattern": pattern}, text) is None) is ok
 
 
 @pytest.mark.parametrize("pattern", ["^(a+)+$", "(a|aa)*b", "^(\\w+\\s?)*$", "((ab)*c)+", "(a?){2,}"])
+@pytest.mark.pure
 def test_patterns_that_backtrack_exponentially_are_refused(pattern):
     with pytest.raises(mcp_min._SchemaError, match="backtrack exponentially"):
         mcp_min._compile_schema({"pattern": pattern})
@@ -146,23 +153,27 @@ def test_patterns_that_backtrack_exponentially_are_refused(pattern):
     ("^[a-z0-9]+(\\.[a-z0-9]+)*$", "api.example.com", True), ("^[a-z0-9]+(\\.[a-z0-9]+)*$", "api..com", False),
     ("^\\w+(-\\w+)*$", "a-b-c", True), ("^(\\.[a-z]?\\.)*$", "..", True),
 ])
+@pytest.mark.pure
 def test_repeated_groups_whose_rounds_start_at_a_fixed_character_are_checked(pattern, text, ok):
     # Each round starts at a literal character that nothing repeated inside it can match.
     assert (check({"pattern": pattern}, text) is None) is ok
 
 
 @pytest.mark.parametrize("pattern", ["^(x[a-z]+)*$", "^(\\.[^x]*)*$", "^(-(-a)*)*$"])
+@pytest.mark.pure
 def test_a_lead_character_the_body_can_match_again_is_no_guard(pattern):
     with pytest.raises(mcp_min._SchemaError, match="backtrack exponentially"):
         mcp_min._compile_schema({"pattern": pattern})
 
 
 @pytest.mark.parametrize("pattern", ["^(a)\\1$", "\\p{L}", "\\k<x>", "(?i)a", "[a", "(a", "a)", "*a", "x" * 2000])
+@pytest.mark.pure
 def test_patterns_mcp_min_cannot_check_are_refused_with_a_reason(pattern):
     with pytest.raises(mcp_min._SchemaError, match="pattern"):
         mcp_min._compile_schema({"pattern": pattern})
 
 
+@pytest.mark.pure
 def test_a_polynomial_pattern_checks_only_strings_it_can_afford():
     # Six repeats: a backtracking search is about n**6 steps on a string that fails at its end.
     pattern = "^a*a*a*a*a*a*$"
@@ -175,6 +186,7 @@ def test_a_polynomial_pattern_checks_only_strings_it_can_afford():
     assert check({"pattern": "^[a-z]+$"}, "a" * 1000000) is None
 
 
+@pytest.mark.pure
 def test_a_ref_cycle_that_never_descends_ends_as_a_mismatch():
     for schema in ({"$ref": "#"}, {"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"}):
         pointer, problem = check(schema, 1)
@@ -183,11 +195,13 @@ def test_a_ref_cycle_that_never_descends_ends_as_a_mismatch():
     assert "gives up" in check({"not": {"$ref": "#"}}, 1)[1]
 
 
+@pytest.mark.pure
 def test_branching_refs_end_within_the_step_budget():
     schema = {"$defs": {"a": {"anyOf": [{"$ref": "#/$defs/a"}, {"$ref": "#/$defs/a"}]}}, "$ref": "#/$defs/a"}
     assert "gives up" in check(schema, 1)[1]  # 2 ** SCHEMA_MAX_DEPTH paths; the budget ends it
 
 
+@pytest.mark.pure
 def test_deep_and_large_schemas_are_refused():
     deep = True
     for _ in range(mcp_min.SCHEMA_MAX_DEPTH + 5):
@@ -199,6 +213,7 @@ def test_deep_and_large_schemas_are_refused():
         mcp_min._compile_schema(wide)
 
 
+@pytest.mark.pure
 def test_deep_values_under_a_recursive_schema():
     tree = {"type": "object", "properties": {"kids": {"type": "array", "items": {"$ref": "#"}}}}
     value = {}
@@ -210,12 +225,14 @@ def test_deep_values_under_a_recursive_schema():
     assert "levels of nesting" in check(tree, value)[1]
 
 
+@pytest.mark.pure
 def test_a_huge_enum_compiles_once_and_checks_by_lookup():
     values = ["v%d" % i for i in range(100000)]
     compiled = mcp_min._compile_schema({"enum": values})
     assert compiled("v99999") is None and compiled("v100000") is not None
 
 
+@pytest.mark.pure
 def test_refs_stay_inside_the_document():
     with pytest.raises(mcp_min._SchemaError, match="never fetches"):
         mcp_min._compile_schema({"$ref": "https://example.com/schema.json"})
@@ -227,6 +244,7 @@ def test_refs_stay_inside_the_document():
                   "items": {"$ref": "https://example.com/s#n"}}, [1, "x"]) == ("/1", '"x" is not of type integer')
 
 
+@pytest.mark.pure
 def test_output_validation_error_pickles_and_copies_with_its_attributes():
     error = OutputValidationError("t", "/a", "1 is not of type string", {"structuredContent": {"a": 1}})
     assert isinstance(error, ToolError) and isinstance(error, McpError)
@@ -312,6 +330,7 @@ def test_validate_takes_another_validator(era):
     assert seen[0] == ({"n": "any"}, SHAPE)
 
 
+@pytest.mark.pure
 def test_validate_must_be_a_bool_or_callable():
     with pytest.raises(ValueError, match="validate must be"):
         Client(["/nonexistent/never-started"], validate="yes")  # refused before anything starts
@@ -460,6 +479,7 @@ def test_a_deep_output_schema_is_logged_and_list_tools_goes_on(keyword, caplog):
 
 
 @pytest.mark.parametrize("keyword", NESTINGS)
+@pytest.mark.pure
 def test_schemas_deeper_than_any_recursion_limit_are_refused_and_compared(keyword):
     with pytest.raises(mcp_min._SchemaError, match="levels"):
         mcp_min._compile_schema(nested(keyword, 5000))
@@ -467,6 +487,7 @@ def test_schemas_deeper_than_any_recursion_limit_are_refused_and_compared(keywor
     assert not mcp_min._same_json(nested(keyword, 5000), nested(keyword, 5000, {"type": "integer"}))
 
 
+@pytest.mark.pure
 def test_ref_chains_and_deep_constants_are_refused_by_their_depth():
     chain = {"d%d" % i: {"$ref": "#/$defs/d%d" % (i + 1)} for i in range(5000)}
     chain["d5000"] = {"type": "string"}
@@ -483,6 +504,7 @@ def test_ref_chains_and_deep_constants_are_refused_by_their_depth():
             mcp_min._compile_schema(schema)
 
 
+@pytest.mark.pure
 def test_values_nested_past_the_recursion_limit_are_shown_never_raised():
     deep = "x"
     for _ in range(20000):
@@ -493,6 +515,7 @@ def test_values_nested_past_the_recursion_limit_are_shown_never_raised():
     assert "".join(shown.split()) == "[" * 20000 + '"x"' + "]" * 20000
 
 
+@pytest.mark.pure
 def test_a_signature_shows_a_deep_input_schema_to_a_bounded_depth():
     x = {"type": "string"}
     for _ in range(5000):
@@ -511,12 +534,14 @@ PAST_FLOATS = [("minLength", "1e400"), ("maxLength", "1e400"), ("minItems", "1e4
 
 
 @pytest.mark.parametrize("keyword, number", PAST_FLOATS)
+@pytest.mark.pure
 def test_a_number_past_a_floats_range_makes_a_schema_mcp_min_cannot_check(keyword, number):
     schema = json.loads('{"contains": {}, "%s": %s}' % (keyword, number))
     with pytest.raises(mcp_min._SchemaError, match=keyword):
         mcp_min._compile_schema(schema)
 
 
+@pytest.mark.pure
 def test_a_value_past_a_floats_range_is_never_blamed(caplog):
     big = json.loads("1e400")
     assert check({"type": "integer"}, big) is None  # 10 ** 400 is an integer
@@ -528,12 +553,14 @@ def test_a_value_past_a_floats_range_is_never_blamed(caplog):
     assert check({"uniqueItems": True}, [1, 1.0])[1] == "item 1 repeats item 0 (uniqueItems)"
 
 
+@pytest.mark.pure
 def test_a_brace_of_other_digits_is_a_literal_not_a_crash():
     # "\u00b2".isdigit() is true, and int("\u00b2") raises: such a brace is no quantifier (ECMA-262: a literal).
     assert check({"pattern": "^a{\u00b2}$"}, "a{\u00b2}") is None
     assert check({"pattern": "^a{1,\u00b2}$"}, "a") == ("", "\"a\" does not match the pattern '^a{1,\u00b2}$'")
 
 
+@pytest.mark.pure
 def test_relative_refs_resolve_against_a_urn_base():
     # RFC 3986 resolves a reference against any base; urllib's urljoin() leaves it as it is under urn:.
     for schema in (
@@ -564,6 +591,7 @@ SLOW_CASES = {  # (schema, value): each search (or branch) bounded, their sum ma
 
 
 @pytest.mark.parametrize("shape", sorted(SLOW_CASES))
+@pytest.mark.pure
 def test_all_the_work_of_one_check_counts_against_one_budget(shape, monkeypatch, caplog):
     monkeypatch.setattr(mcp_min, "SCHEMA_MAX_SECONDS", 0.05, raising=False)  # (PyPy does "many branches" in 0.15 s)
     schema, value = SLOW_CASES[shape]

@@ -411,6 +411,7 @@ def test_invalid_entries_are_refused_before_anything_is_read(server, tmp_path):
     assert reads(tmp_path) == []
 
 
+@pytest.mark.pure
 def test_errors_pickle_and_copy_with_their_attributes():
     err = SkillVerificationError(PDF, FORMS, "frontmatter", "frontmatter differs", {"a": 1}, {"a": 2})
     for clone in (pickle.loads(pickle.dumps(err)), copy.copy(err), copy.deepcopy(err)):
@@ -425,7 +426,7 @@ def test_errors_pickle_and_copy_with_their_attributes():
 # ---------------------------------------------------------------------------
 
 def run_cli(*args):
-    return subprocess.run(cli_argv() + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    return subprocess.run(cli_argv(*NO_SITE) + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           encoding="utf-8", timeout=60, env=dict(os.environ, PYTHONIOENCODING="utf-8"))
 
 
@@ -521,12 +522,14 @@ PARSES = [
 
 
 @pytest.mark.parametrize("text, expected", PARSES, ids=[str(i) for i in range(len(PARSES))])
+@pytest.mark.pure
 def test_frontmatter_subset(text, expected):
     value = fm(text)
     assert value == expected
     assert json.dumps(value, sort_keys=True) == json.dumps(expected, sort_keys=True)  # types too: 1 is not 1.0
 
 
+@pytest.mark.pure
 def test_frontmatter_split_body_bom_and_crlf():
     value, body = mcp_min._parse_frontmatter(u"\ufeff---\r\nname: a\r\ndescription: |\r\n  x\r\n---\r\n# Body\r\n")
     assert value == {"name": "a", "description": "x\n"} and body == "# Body\r\n"
@@ -581,6 +584,7 @@ REFUSED = [
 
 
 @pytest.mark.parametrize("text, line, reason", REFUSED, ids=[str(i) for i in range(len(REFUSED))])
+@pytest.mark.pure
 def test_what_the_parser_does_not_read_is_refused_with_its_line(text, line, reason):
     with pytest.raises(ValueError) as info:
         fm(text)
@@ -596,6 +600,7 @@ def test_what_the_parser_does_not_read_is_refused_with_its_line(text, line, reas
     ("---\njust text\n---\n", 2, "the frontmatter must be a map of fields, not a str"),
     ("---\n  a: 1\nb: 2\n---\n", 3, "unexpected text after the frontmatter's fields"),
 ])
+@pytest.mark.pure
 def test_frontmatter_must_be_a_delimited_map(markdown, line, reason):
     with pytest.raises(ValueError) as info:
         mcp_min._parse_frontmatter(markdown)
@@ -615,6 +620,7 @@ HOSTILE = [
 
 
 @pytest.mark.parametrize("name, text, reason", HOSTILE, ids=[h[0] for h in HOSTILE])
+@pytest.mark.pure
 def test_hostile_frontmatter_is_refused_quickly(name, text, reason):
     start = time.monotonic()
     with pytest.raises(ValueError) as info:
@@ -623,6 +629,7 @@ def test_hostile_frontmatter_is_refused_quickly(name, text, reason):
     assert time.monotonic() - start < 5  # a generous bound: linear time, bounded recursion
 
 
+@pytest.mark.pure
 def test_nesting_up_to_the_limit_parses():
     depth = mcp_min.FRONTMATTER_MAX_DEPTH  # the top-level map is the first level
     value = fm("".join("  " * i + "k:\n" for i in range(depth - 1)) + "  " * (depth - 1) + "- x\n")
@@ -631,6 +638,7 @@ def test_nesting_up_to_the_limit_parses():
     assert value == ["x"]
 
 
+@pytest.mark.pure
 def test_large_valid_frontmatter_parses_in_linear_time():
     text = "".join("key%d: [%d, 'v', \"w\"]\n" % (i, i) for i in range(2500))
     assert len(text) < mcp_min.FRONTMATTER_MAX_CHARS

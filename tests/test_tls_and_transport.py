@@ -25,7 +25,7 @@ if ROOT not in sys.path:
 
 import mcp_min  # noqa: E402
 from mcp_min import Client, ConnectionClosed, HttpError  # noqa: E402
-from testsupport import HttpTestServer, cli_argv  # noqa: E402
+from testsupport import NO_SITE, HttpTestServer, cli_argv  # noqa: E402
 
 PY = sys.executable
 
@@ -82,6 +82,11 @@ def openssl(*args, cwd):
     subprocess.run(("openssl",) + args, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
+# EC P-256 keys: TLS verification is checked the same way, and openssl makes one in about a
+# millisecond where an RSA-2048 key takes tens to hundreds (four of them a run, at random).
+NEW_KEY = ("-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1")
+
+
 @pytest.fixture(scope="module")
 def pki(tmp_path_factory):
     if shutil.which("openssl") is None:
@@ -97,14 +102,14 @@ def pki(tmp_path_factory):
             f.write("basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\n"
                     "extendedKeyUsage=%s\nsubjectAltName=IP:127.0.0.1,DNS:localhost\n"
                     "subjectKeyIdentifier=hash\nauthorityKeyIdentifier=keyid\n" % usage)
-    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-days", "2",
+    openssl("req", "-x509", *NEW_KEY, "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-days", "2",
             "-subj", "/CN=mcp_min test CA", "-config", "ca.cnf", cwd=d)
     for name in ("server", "client"):
-        openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", name + ".key", "-out", name + ".csr",
+        openssl("req", *NEW_KEY, "-nodes", "-keyout", name + ".key", "-out", name + ".csr",
                 "-subj", "/CN=127.0.0.1", cwd=d)
         openssl("x509", "-req", "-in", name + ".csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
                 "-out", name + ".pem", "-days", "2", "-extfile", name + ".cnf", cwd=d)
-    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "self.key", "-out", "self.pem", "-days", "2",
+    openssl("req", "-x509", *NEW_KEY, "-nodes", "-keyout", "self.key", "-out", "self.pem", "-days", "2",
             "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", cwd=d)
     with open(os.path.join(d, "client-both.pem"), "w") as f:  # certificate and key in one file
         f.write(open(os.path.join(d, "client.pem")).read() + open(os.path.join(d, "client.key")).read())
@@ -181,7 +186,7 @@ def test_ssl_cert_file_and_dir_are_honoured_by_the_default(https, pki, tmp_path,
     code = "import sys, mcp_min; c = mcp_min.Client(sys.argv[1], timeout=10); print(c.call('echo', x=6)); c.close()"
     value = pki("ca.pem") if variable == "SSL_CERT_FILE" else ca_directory(pki, tmp_path / "cadir")
     env = dict(os.environ, PYTHONPATH=ROOT, **{variable: value})
-    out = subprocess.run([PY, "-c", code, https()], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+    out = subprocess.run([PY, *NO_SITE, "-c", code, https()], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                          timeout=60)
     assert out.returncode == 0 and out.stdout.strip() == b"{'x': 6}", out.stderr.decode()[-2000:]
 
@@ -290,7 +295,7 @@ def test_cli_tls_options(https, pki):
     env = dict(os.environ, PYTHONPATH=ROOT)
 
     def cli(*args):
-        return subprocess.run(cli_argv() + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+        return subprocess.run(cli_argv(*NO_SITE) + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                               timeout=60)
     ok = cli("--url", url, "--cacert", pki("ca.pem"), "call", "echo", "x=1")
     assert ok.returncode == 0 and b'"x": 1' in ok.stdout, ok.stderr.decode()
@@ -388,7 +393,7 @@ def test_transport_values_are_checked():
 
 def test_cli_transport(go_like):
     env = dict(os.environ, PYTHONPATH=ROOT)
-    out = subprocess.run(cli_argv() + ["--url", go_like, "--transport", "sse", "--json", "info"],
+    out = subprocess.run(cli_argv(*NO_SITE) + ["--url", go_like, "--transport", "sse", "--json", "info"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, timeout=60)
     assert out.returncode == 0 and b"legacy-sse" in out.stdout, out.stderr.decode()
 

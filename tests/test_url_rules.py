@@ -53,6 +53,7 @@ LOOPBACK = [
 
 
 @pytest.mark.parametrize("host,loopback", LOOPBACK)
+@pytest.mark.pure
 def test_loopback_hosts(host, loopback):
     assert mcp_min._is_loopback(host) is loopback
 
@@ -77,6 +78,7 @@ SECURE = [
 
 
 @pytest.mark.parametrize("url,secure", SECURE)
+@pytest.mark.pure
 def test_https_or_loopback_http_is_one_rule_for_the_engine_and_oauth(url, secure):
     assert mcp_min._secure_url(url) is secure
     # The engine's check and OAuth's check say the same, each with its own error type.
@@ -102,6 +104,7 @@ ORIGINS = [
 
 
 @pytest.mark.parametrize("url,origin", ORIGINS)
+@pytest.mark.pure
 def test_origins(url, origin):
     assert mcp_min._origin(url) == origin
 
@@ -113,6 +116,7 @@ def test_origins(url, origin):
     ("https://a.example/", "https://a.example:8443/", False),
     ("http://h:bad/", "http://h:alsobad/", True),  # both malformed: neither matches a real origin
 ])
+@pytest.mark.pure
 def test_same_origin(a, b, same):
     assert (mcp_min._origin(a) == mcp_min._origin(b)) is same
 
@@ -127,6 +131,7 @@ CREDENTIAL_HEADERS = [
 
 
 @pytest.mark.parametrize("name,secret", CREDENTIAL_HEADERS)
+@pytest.mark.pure
 def test_credential_headers(name, secret):
     assert mcp_min._is_credential_header(name) is secret
     assert (mcp_min._redact({name: "v"})[name] == "<redacted>") is secret

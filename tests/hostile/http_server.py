@@ -2,11 +2,16 @@
 """A hostile MCP server over HTTP on 127.0.0.1, for tests/test_hostile.py.  Standard library only.
 
 It speaks HTTP/1.1 itself, on raw sockets, so it can misbehave below the level http.server allows:
-trickle bytes, reset connections, send broken chunks, close mid-upload.  It listens on port 0 and
-prints "PORT <n>" on stdout once ready.  It exits when its stdin reaches EOF (the test, or the test
-process, went away).
+trickle bytes, reset connections, send broken chunks, close mid-upload.  It listens on port 0.
 
-Configured by one JSON object in argv[1]; every key is optional:
+tests/test_hostile.py runs it in its own process's threads (nothing it checks is about this peer
+being a process, and a process start costs about 70 ms of CPU, some 150 times a run): each peer
+loads this file as a fresh module whose CONFIG is set before it runs, so every peer has its own
+globals below, then calls serve(), which returns the port and a stop() that ends every connection
+as the peer's process exiting would.  Run as a program (`python http_server.py CONFIG`, to try a
+behaviour by hand), it prints "PORT <n>" on stdout once ready and exits when its stdin reaches EOF.
+
+Configured by one JSON object (CONFIG, or argv[1]); every key is optional:
 
   mode        "streamable" (default): handshake-era Streamable HTTP (server/discover gets 400,
               initialize hands out a session id, GET/DELETE on the endpoint);
@@ -87,7 +92,10 @@ import sys
 import threading
 import time
 
-cfg = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
+if __name__ == "__main__":
+    cfg = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
+else:  # loaded by a test as one peer: its configuration was set before this ran
+    cfg = globals().get("CONFIG", {})
 MODE = cfg.get("mode", "streamable")
 INTERVAL = cfg.get("interval", 0.3)
 PATH = "/mcp"
@@ -104,12 +112,17 @@ deleted = set()
 replies = {}  # id of a request we sent to the client -> [Event, message]
 resumable = {}  # last event id -> answer
 legacy_queues = {}  # mode sse: sid -> what goes out on that client's stream
+conns = set()  # the connections open now, which stop() ends
+conns_lock = threading.Lock()
+stopped = []  # [True] once stop() ran: a connection accepted just before is ended at once
 
 
 def log(entry):
     if logf is None:
         return
     with log_lock:
+        if logf.closed:  # stopped: a thread still finishing writes nothing more
+            return
         logf.write(json.dumps(entry) + "\n")
         logf.flush()
 
@@ -167,6 +180,13 @@ class Conn(object):
         self.sock = sock
         self.rfile = sock.makefile("rb")
         self.id = next(conn_ids)
+        with conns_lock:
+            conns.add(self)
+            if stopped:
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
 
     # -- reading ---------------------------------------------------------------
     def read_request(self):
@@ -254,6 +274,8 @@ class Conn(object):
         """Close the descriptor now.  socket.close() alone leaves it open while self.rfile (a
         makefile) refers to it: CPython frees the file when the handler returns, PyPy only at its
         next collection, and until then the kernel keeps accepting the client's upload."""
+        with conns_lock:
+            conns.discard(self)
         self.rfile.close()
         self.sock.close()
 
@@ -670,13 +692,45 @@ class Server(socketserver.ThreadingTCPServer):
         pass
 
 
-def main():
+POLL = 0.05  # seconds between serve_forever()'s checks for stop(): what stop() waits at most for it
+
+
+def serve():
+    """Listen on 127.0.0.1, port 0, in daemon threads of this process: returns (port, stop)."""
     server = Server(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    sys.stdout.write("PORT %d\n" % server.server_address[1])
+    threading.Thread(target=server.serve_forever, args=(POLL,), name="hostile-http", daemon=True).start()
+
+    def stop():
+        """End the peer as its process exiting would: no more connections, every open one closed
+        (a blocked read or write in its thread fails, and the thread ends), nothing more logged."""
+        server.shutdown()
+        server.server_close()
+        with conns_lock:
+            stopped.append(True)
+            open_now = list(conns)
+        for conn in open_now:
+            try:
+                conn.sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        for slot in list(replies.values()):  # a thread waiting for the client's reply
+            slot[0].set()
+        for stream in list(legacy_queues.values()):  # a legacy stream's thread waiting for more
+            stream.put(("reset",))
+        if logf is not None:
+            with log_lock:
+                logf.close()
+
+    return server.server_address[1], stop
+
+
+def main():
+    port, _ = serve()
+    sys.stdout.write("PORT %d\n" % port)
     sys.stdout.flush()
-    sys.stdin.buffer.read()  # until the test closes our stdin (or goes away)
+    sys.stdin.buffer.read()  # until whoever started us closes our stdin (or goes away)
     os._exit(0)
 
 
-main()
+if __name__ == "__main__":
+    main()
