@@ -13,18 +13,27 @@ your project.
 How it works
 ------------
 Layers, top to bottom of this file: constants; errors; a JSON-RPC core with no
-I/O (message building, ``Future``, and ``_Dispatcher``, which owns request ids,
-the pending requests and the subscriptions, and routes what arrives); pure
-protocol helpers and the two framings on bytes (``_SseParser`` for event streams,
-``_LineSplitter`` for stdio lines, each dropping what exceeds MAX_MESSAGE_BYTES as it
-grows); a JSON Schema validator (tool output, elicitation answers); transports
-behind one interface (``_Transport``: stdio, the stdio framing over the caller's
-own streams, Streamable HTTP, legacy HTTP+SSE; every HTTP byte goes through
-``_HttpEngine``); ``_Session`` (version negotiation, sending, settling answers)
-and ``_Inbox`` (what the server sends unasked); ``Client``; then the add-ons the
-layers above never name: tasks (``Task``: tool calls that run in the background,
-joined to a call through its ``finish``), ``Group`` (many servers at once), the
-auth plug-in (``OAuth``); the CLI.
+I/O (message building, ``Future``, ``_Dispatcher``, which owns request ids, the
+pending requests and the subscriptions, and routes what arrives, and
+``_Extension``, the interface add-ons plug in through); pure protocol helpers and
+the two framings on bytes (``_SseParser`` for event streams, ``_LineSplitter``
+for stdio lines, each dropping what exceeds MAX_MESSAGE_BYTES as it grows);
+transports behind one interface (``_Transport``: stdio, the stdio framing over
+the caller's own streams, Streamable HTTP, legacy HTTP+SSE; every HTTP byte goes
+through ``_HttpEngine``); ``_Session`` (version negotiation, sending, settling
+answers) and ``_Inbox`` (what the server sends unasked); ``Client``; the CLI.
+Add-ons live in sections of their own, which those layers never name: skills
+(``_Skills``, SEP-2640), output validation (``_Validation`` over a JSON Schema
+validator: tool output, elicitation answers) and tasks (``_Tasks``, ``Task``:
+tool calls that run in the background).  Each section ends by appending its
+class to ``_EXTENSIONS``; every session makes one of each and meets them only
+through the hooks of ``_Extension`` -- what they declare, the results they claim
+and how those finish, what they check, the notifications and lists they take --
+folded once by the methods they watch; ``Client`` reaches one only as
+``session.extension(kind)``.  (Skills and the validator still sit before the
+transports; nothing above ``Client`` needs them at import.)  ``Group`` (many
+servers at once, over ``Client``) and the auth plug-in (``OAuth``, a transport's
+``auth=`` object) are add-ons below ``Client`` that need no hook.
 
 Threads.  stdio: ``mcp_min-reader-<pid>`` reads the server's stdout and routes
 every message; ``mcp_min-stderr-<pid>`` keeps the tail of its stderr (on Windows
@@ -35,8 +44,11 @@ writes.  A ``Group`` connects, lists and closes on one ``mcp_min-group-<name>``
 thread per server.  HTTP has
 no reader: the thread that POSTs a request reads its answer (JSON or SSE) and
 routes it -- the caller's own thread in ``call()``, one ``mcp_min-http-<id>``
-thread per ``submit()``.  Server-initiated streams have their own reader
-(``mcp_min-get-stream``, ``mcp_min-sse``).  User code never runs on a reader:
+thread per ``submit()`` (``mcp_min-sse-post-<id>`` over legacy HTTP+SSE).
+Server-initiated streams have their own reader (``mcp_min-get-stream``,
+``mcp_min-sse``).  A browser login (``OAuth``) catches its redirect on
+``mcp_min-oauth-callback``, one ``mcp_min-oauth-connection`` thread per
+connection to it.  User code never runs on a reader:
 notifications, progress, logs and stderr lines run in order on
 ``mcp_min-events``; server requests on up to 8 ``mcp_min-answer`` threads (then
 queued on ``mcp_min-answers``), pings on ``mcp_min-ping``; cancellations we send
@@ -67,8 +79,12 @@ thread and only there turns it into a value.  So the session's repeats (a new
 HTTP session after the old one was found gone, a fresh tools/list after -32020)
 and the input rounds of 2026-07-28 run on the caller's thread, never on a
 reader.  The value is what the request's ``finish(future, result)`` makes of the
-result; a tool call's (``_Tasks.finish``) follows the task the result may
-announce, so settling itself knows nothing of tasks.  ``done()`` means what it
+result, once the add-ons that watch the method checked it (output validation).
+An add-on may claim the result first (``_Extension.claim``, asked cheaply, also
+on the routing thread): its finish makes the value instead -- the tasks add-on
+claims a tool call's result that announces a task, follows the task, and hands
+its final result back to be checked and finished -- so settling itself knows
+nothing of tasks.  ``done()`` means what it
 means in ``concurrent.futures`` (``result()`` returns at once): an answer that
 needs such round trips makes a submitted Future done only after they ran on
 ``mcp_min-settle-<id>``, since nobody may be waiting to run them; any other
@@ -9093,7 +9109,7 @@ def _state_for(states: Dict[str, _Json], url: str, nearby: bool = True) -> _Json
     return same[0] if len(same) == 1 else None
 
 
-def _take(state: _Json, answer: _Json, scope: List[str], issuer: str, resource: str, client: _Json) -> None:
+def _keep_tokens(state: _Json, answer: _Json, scope: List[str], issuer: str, resource: str, client: _Json) -> None:
     """Keep in ``state`` what a token endpoint answered for its resource."""
     token = _stripped(answer.get("access_token"))
     if not isinstance(token, str) or not token or any(not "\x21" <= c <= "\x7e" for c in token):
@@ -9656,7 +9672,7 @@ class OAuth(object):
         resource, prm, issuer, meta = _discover(self._get_json, server_url, challenge)
         scope = _scopes(step_up or self.scopes, challenge, prm, meta, self.grant_type == "authorization_code")
         answer, client = self._grant(meta, issuer, resource, scope)
-        _take(state, answer, scope, issuer, resource, client)
+        _keep_tokens(state, answer, scope, issuer, resource, client)
         # Refreshing goes back to this same authorization server, never to a rediscovered one.
         state["as_metadata"] = meta
 
@@ -9817,7 +9833,7 @@ class OAuth(object):
         except AuthError:
             state["tokens"] = {}
             raise
-        _take(state, answer, state.get("scope") or [], issuer, resource, client)
+        _keep_tokens(state, answer, state.get("scope") or [], issuer, resource, client)
         self._save()
 
     def _save(self) -> None:
