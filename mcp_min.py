@@ -1060,7 +1060,8 @@ class Future(_FutureBase):
         if isinstance(answer, McpError) and not isinstance(answer, _SessionExpired):
             self._store((None, answer))  # what ended the request (nothing to settle): done here and now
             return
-        if not _settles_at_once(answer, self):
+        # (an add-on's claim matters only to an answer nobody may be waiting for: a waiter settles any)
+        if not _settles_at_once(answer, self if self._background or self._post is None else None):
             if not self._background:
                 self._open()  # the caller waits next and makes the round trips
                 return
@@ -3860,12 +3861,10 @@ class _Validation(_Extension):
         self._table: Dict[str, Tuple[Any, _ValueCheck | None]] = {}
 
     def check(self, method: str, params: _Json | None, result: Any) -> None:
-        if method == "tools/call":
-            self._check_output((params or {}).get("name"), result)
-        else:
+        if method != "tools/call":
             self._check_form(params or {}, result)
-
-    def _check_output(self, name: object, result: _Json) -> None:
+            return
+        name = (params or {}).get("name")
         if not isinstance(name, str):  # (a raw tools/call may name anything: only listed tools have checks)
             return
         entry = self._table.get(name)
@@ -6162,71 +6161,99 @@ _CHANGED_LISTS = {  # a list_changed notification -> the cached lists it makes s
 }
 
 
+def _first_of(hooks: List[Callable[..., Any]]) -> Callable[..., Any]:
+    """Several add-ons' claims as one: the first that is not None."""
+    def first(*args: Any) -> Any:
+        for hook in hooks:
+            found = hook(*args)
+            if found is not None:
+                return found
+        return None
+    return first
+
+
+def _each_of(hooks: List[Callable[..., Any]]) -> Callable[..., None]:
+    """Several add-ons' hooks as one: each in turn."""
+    def each(*args: Any) -> None:
+        for hook in hooks:
+            hook(*args)
+    return each
+
+
+def _any_of(hooks: List[Callable[..., Any]]) -> Callable[..., bool]:
+    """Several add-ons' withdraw hooks as one: True when one of them ended something."""
+    def any_of(*args: Any) -> bool:
+        return any([hook(*args) for hook in hooks])  # (a list: every one is told)
+    return any_of
+
+
 class _Extensions(object):
     """A session's add-ons: one of each class in _EXTENSIONS, made with the session, and
-    their hooks folded once by the methods they watch (see _Extension)."""
+    their hooks folded once by the methods they watch (see _Extension): ``claims[method]``
+    and the like are one callable each (the add-on's own hook when only one watches), and a
+    method no add-on watches is not in them."""
 
     def __init__(self, session: _Session) -> None:
         self.all = tuple(kind(session) for kind in _EXTENSIONS)
-        self._claims = self._fold("claim")
-        self._checks = self._fold("check")
-        self._withdraws = self._fold("withdraw")
-        self._notices = self._fold("notification")
-        self._lists = self._fold("listed")
-        self._closes = tuple(e for e in self.all if self._overrides(e, "closed"))
+        self._by_kind: Dict[type, _Extension] = {type(ext): ext for ext in self.all}
+        self.claims: Dict[str, Callable[[Future, _Json], Callable[[Future, _Json], Any] | None]] = \
+            self._fold("claim", _first_of)
+        self.checks: Dict[str, Callable[[str, _Json | None, Any], None]] = self._fold("check", _each_of)
+        self.withdraws: Dict[str, Callable[[Future, McpError], bool]] = self._fold("withdraw", _any_of)
+        self.notices: Dict[str, Callable[[str, _Json], None]] = self._fold("notification", _each_of)
+        self.lists: Dict[str, Callable[[str, List[Any]], None]] = self._fold("listed", _each_of)
+        self._closes = [ext.closed for ext in self.all if self._overrides(ext, "closed")]
 
     @staticmethod
     def _overrides(ext: _Extension, hook: str) -> bool:
         return getattr(type(ext), hook) is not getattr(_Extension, hook)
 
-    def _fold(self, hook: str) -> Dict[str, Tuple[_Extension, ...]]:
-        """Method -> the add-ons whose ``hook`` looks at it (only the methods some hook watches)."""
-        folded: Dict[str, Tuple[_Extension, ...]] = {}
+    def _fold(self, hook: str, combine: Callable[[List[Callable[..., Any]]], Callable[..., Any]]
+              ) -> Dict[str, Any]:
+        """Method -> ``hook`` of the add-ons watching it, as one callable."""
+        hooks: Dict[str, List[Callable[..., Any]]] = {}
         for ext in self.all:
             if self._overrides(ext, hook):
                 for method in ext.watches:
-                    folded[method] = folded.get(method, ()) + (ext,)
-        return folded
+                    hooks.setdefault(method, []).append(getattr(ext, hook))
+        return {method: fns[0] if len(fns) == 1 else combine(fns) for method, fns in hooks.items()}
 
     def get(self, kind: Type[_E]) -> _E:
-        for ext in self.all:
-            if isinstance(ext, kind):
-                return ext
+        ext = self._by_kind.get(kind)
+        if isinstance(ext, kind):
+            return ext
         raise LookupError("no %s add-on in this session" % kind.__name__)
-
-    def claimer(self, method: str) -> Callable[[Future, _Json], Callable[[Future, _Json], Any] | None] | None:
-        """What a Future of ``method`` asks whether a result is claimed (None: no add-on may claim one)."""
-        return self.claim if method in self._claims else None
 
     def declare(self, caps: _Json, modern: bool, newest: bool) -> None:
         for ext in self.all:
             ext.declare(caps, modern, newest)
 
     def claim(self, fut: Future, result: _Json) -> Callable[[Future, _Json], Any] | None:
-        for ext in self._claims.get(fut.method, ()):
-            finish = ext.claim(fut, result)
-            if finish is not None:
-                return finish
-        return None
+        claim = self.claims.get(fut.method)
+        return None if claim is None else claim(fut, result)
 
     def check(self, method: str, params: _Json | None, result: Any) -> None:
-        for ext in self._checks.get(method, ()):
-            ext.check(method, params, result)
+        check = self.checks.get(method)
+        if check is not None:
+            check(method, params, result)
 
     def withdraw(self, fut: Future, error: McpError) -> bool:
-        return any(ext.withdraw(fut, error) for ext in self._withdraws.get(fut.method, ()))
+        withdraw = self.withdraws.get(fut.method)
+        return withdraw is not None and withdraw(fut, error)
 
     def notification(self, method: str, params: _Json) -> None:
-        for ext in self._notices.get(method, ()):
-            ext.notification(method, params)
+        notice = self.notices.get(method)
+        if notice is not None:
+            notice(method, params)
 
     def listed(self, method: str, items: List[Any]) -> None:
-        for ext in self._lists.get(method, ()):
-            ext.listed(method, items)
+        listed = self.lists.get(method)
+        if listed is not None:
+            listed(method, items)
 
     def closed(self, error: ConnectionClosed) -> None:
-        for ext in self._closes:
-            ext.closed(error)
+        for closed in self._closes:
+            closed(error)
 
 
 class _Inbox(object):
@@ -6921,7 +6948,7 @@ class _Session(object):
             assert fut._deadline is not None  # (a progress clock comes with a timeout: its window)
             fut._deadline, hard = min(fut._deadline, progress.total), progress.total
             wait_here = False  # the window is the Future's to watch: HTTP must not read the answer in send()
-        fut._keepalive, fut._intercept, fut._claim = keepalive, intercept, self.extensions.claimer(method)
+        fut._keepalive, fut._intercept, fut._claim = keepalive, intercept, self.extensions.claims.get(method)
         self.dispatcher.add(fut, subscription)
         if _log.isEnabledFor(logging.DEBUG):
             _trace("->", data)
@@ -7024,7 +7051,7 @@ class _Session(object):
         if self.era.modern and result.get("resultType", "complete") != "complete":
             result = self._complete(fut, result)
         try:
-            claimed = self.extensions.claim(fut, result) if fut._claim is not None else None
+            claimed = None if fut._claim is None else fut._claim(fut, result)
             return self.finished(fut, result) if claimed is None else claimed(fut, result)
         except McpError:
             raise
@@ -7034,7 +7061,9 @@ class _Session(object):
     def finished(self, fut: Future, result: _Json) -> Any:
         """The caller's value of a final result: the add-ons' checks (OutputValidationError),
         then ``fut._finish(fut, result)`` (None: the result dict itself)."""
-        self.extensions.check(fut.method, fut._params, result)
+        check = self.extensions.checks.get(fut.method)
+        if check is not None:
+            check(fut.method, fut._params, result)
         return result if fut._finish is None else fut._finish(fut, result)
 
     def _repeat_if_asked(self, fut: Future, answer: _Json | McpError) -> _Json | McpError:
