@@ -1460,8 +1460,9 @@ class _Extension(object):
 
     ``watches``: the methods it looks at -- of requests we send (``claim``, ``check``,
     ``withdraw``), of server requests we answer (``check``), of notifications
-    (``notification``) and of lists (``listed``).  A hook is only called for those, and
-    only when the class overrides it.  Three kinds of hooks:
+    (``notification``) and of lists (``listed``).  Those hooks are only called for those
+    methods, and only when the class overrides them; ``declare`` and ``closed`` always.
+    Three kinds of hooks:
 
     - what we declare: ``declare`` adds to our capabilities;
     - results: ``claim`` takes over a result that is not yet the caller's (a task),
@@ -1501,7 +1502,7 @@ class _Extension(object):
         """A notification the server sent (progress: only that of no pending request)."""
 
     def listed(self, method: str, items: List[Any]) -> None:
-        """A whole list was read (every page, or the cache)."""
+        """A whole list was read: every page (``_Session.list_all``), or the cache."""
 
     def closed(self, error: ConnectionClosed) -> None:
         """The connection is gone."""
@@ -6161,30 +6162,16 @@ _CHANGED_LISTS = {  # a list_changed notification -> the cached lists it makes s
 }
 
 
-def _first_of(hooks: List[Callable[..., Any]]) -> Callable[..., Any]:
-    """Several add-ons' claims as one: the first that is not None."""
-    def first(*args: Any) -> Any:
+def _chained(hooks: List[Callable[..., Any]]) -> Callable[..., Any]:
+    """Several add-ons' hooks on one method as one: each in turn, until one returns something
+    (a claim's finish, a withdraw's True); the others return None and are all called."""
+    def chain(*args: Any) -> Any:
         for hook in hooks:
             found = hook(*args)
-            if found is not None:
+            if found:
                 return found
         return None
-    return first
-
-
-def _each_of(hooks: List[Callable[..., Any]]) -> Callable[..., None]:
-    """Several add-ons' hooks as one: each in turn."""
-    def each(*args: Any) -> None:
-        for hook in hooks:
-            hook(*args)
-    return each
-
-
-def _any_of(hooks: List[Callable[..., Any]]) -> Callable[..., bool]:
-    """Several add-ons' withdraw hooks as one: True when one of them ended something."""
-    def any_of(*args: Any) -> bool:
-        return any([hook(*args) for hook in hooks])  # (a list: every one is told)
-    return any_of
+    return chain
 
 
 class _Extensions(object):
@@ -6197,26 +6184,25 @@ class _Extensions(object):
         self.all = tuple(kind(session) for kind in _EXTENSIONS)
         self._by_kind: Dict[type, _Extension] = {type(ext): ext for ext in self.all}
         self.claims: Dict[str, Callable[[Future, _Json], Callable[[Future, _Json], Any] | None]] = \
-            self._fold("claim", _first_of)
-        self.checks: Dict[str, Callable[[str, _Json | None, Any], None]] = self._fold("check", _each_of)
-        self.withdraws: Dict[str, Callable[[Future, McpError], bool]] = self._fold("withdraw", _any_of)
-        self.notices: Dict[str, Callable[[str, _Json], None]] = self._fold("notification", _each_of)
-        self.lists: Dict[str, Callable[[str, List[Any]], None]] = self._fold("listed", _each_of)
+            self._fold("claim")
+        self.checks: Dict[str, Callable[[str, _Json | None, Any], None]] = self._fold("check")
+        self.withdraws: Dict[str, Callable[[Future, McpError], bool]] = self._fold("withdraw")
+        self.notices: Dict[str, Callable[[str, _Json], None]] = self._fold("notification")
+        self.lists: Dict[str, Callable[[str, List[Any]], None]] = self._fold("listed")
         self._closes = [ext.closed for ext in self.all if self._overrides(ext, "closed")]
 
     @staticmethod
     def _overrides(ext: _Extension, hook: str) -> bool:
         return getattr(type(ext), hook) is not getattr(_Extension, hook)
 
-    def _fold(self, hook: str, combine: Callable[[List[Callable[..., Any]]], Callable[..., Any]]
-              ) -> Dict[str, Any]:
+    def _fold(self, hook: str) -> Dict[str, Any]:
         """Method -> ``hook`` of the add-ons watching it, as one callable."""
         hooks: Dict[str, List[Callable[..., Any]]] = {}
         for ext in self.all:
             if self._overrides(ext, hook):
                 for method in ext.watches:
                     hooks.setdefault(method, []).append(getattr(ext, hook))
-        return {method: fns[0] if len(fns) == 1 else combine(fns) for method, fns in hooks.items()}
+        return {method: fns[0] if len(fns) == 1 else _chained(fns) for method, fns in hooks.items()}
 
     def get(self, kind: Type[_E]) -> _E:
         ext = self._by_kind.get(kind)
@@ -6239,7 +6225,7 @@ class _Extensions(object):
 
     def withdraw(self, fut: Future, error: McpError) -> bool:
         withdraw = self.withdraws.get(fut.method)
-        return withdraw is not None and withdraw(fut, error)
+        return withdraw is not None and bool(withdraw(fut, error))
 
     def notification(self, method: str, params: _Json) -> None:
         notice = self.notices.get(method)
@@ -7127,11 +7113,13 @@ class _Session(object):
 
     # -- lists -------------------------------------------------------------------
     def list_all(self, method: str, key: str, refresh: bool = False, timeout: float | None = _DEFAULT) -> List[Any]:
-        """Every page of a list, from the cache while the server's ttlMs allows.  ``timeout``
-        bounds all the pages (default: the client's timeout for each)."""
+        """Every page of a list, from the cache while the server's ttlMs allows (the add-ons
+        watching ``method`` see it).  ``timeout`` bounds all the pages (default: the client's
+        timeout for each)."""
         if not refresh:
             cached: List[Any] | None = self.list_cache.get((method, None), self.transport.authorization)
             if cached is not None:
+                self.extensions.listed(method, cached)
                 return cached
         deadline = None if timeout is _DEFAULT else _deadline_after(timeout)
         items: List[Any] = []
@@ -7158,7 +7146,9 @@ class _Session(object):
         else:
             raise McpError("%s returned more than %d pages; stopping" % (method, MAX_PAGES))
         self.keep((method, None), list(items), ttl, scope, context)
-        return list(items)
+        items = list(items)
+        self.extensions.listed(method, items)  # (tools/list: output checks, which tools want a task)
+        return items
 
     def keep(self, key: Tuple[str, str | None], value: Any, ttl_ms: int, scope: object, context: object) -> None:
         """Cache a result fetched under authorization ``context``, unless that changed meanwhile
@@ -7180,7 +7170,6 @@ class _Session(object):
 
     def list_tools(self, refresh: bool = False, timeout: float | None = _DEFAULT) -> List[Any]:
         tools = self.list_all("tools/list", "tools", refresh, timeout)
-        self.extensions.listed("tools/list", tools)  # (output checks, which tools want a task)
         if self.modern and self.transport.carries_headers:
             table: Dict[Any, Sequence[Tuple[Sequence[str], str]]] = {}
             kept = []
