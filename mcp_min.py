@@ -13,18 +13,27 @@ your project.
 How it works
 ------------
 Layers, top to bottom of this file: constants; errors; a JSON-RPC core with no
-I/O (message building, ``Future``, and ``_Dispatcher``, which owns request ids,
-the pending requests and the subscriptions, and routes what arrives); pure
-protocol helpers and the two framings on bytes (``_SseParser`` for event streams,
-``_LineSplitter`` for stdio lines, each dropping what exceeds MAX_MESSAGE_BYTES as it
-grows); a JSON Schema validator (tool output, elicitation answers); transports
-behind one interface (``_Transport``: stdio, the stdio framing over the caller's
-own streams, Streamable HTTP, legacy HTTP+SSE; every HTTP byte goes through
-``_HttpEngine``); ``_Session`` (version negotiation, sending, settling answers)
-and ``_Inbox`` (what the server sends unasked); ``Client``; then the add-ons the
-layers above never name: tasks (``Task``: tool calls that run in the background,
-joined to a call through its ``finish``), ``Group`` (many servers at once), the
-auth plug-in (``OAuth``); the CLI.
+I/O (message building, ``Future``, ``_Dispatcher``, which owns request ids, the
+pending requests and the subscriptions, and routes what arrives, and
+``_Extension``, the interface add-ons plug in through); pure protocol helpers and
+the two framings on bytes (``_SseParser`` for event streams, ``_LineSplitter``
+for stdio lines, each dropping what exceeds MAX_MESSAGE_BYTES as it grows);
+transports behind one interface (``_Transport``: stdio, the stdio framing over
+the caller's own streams, Streamable HTTP, legacy HTTP+SSE; every HTTP byte goes
+through ``_HttpEngine``); ``_Session`` (version negotiation, sending, settling
+answers) and ``_Inbox`` (what the server sends unasked); ``Client``; the CLI.
+Add-ons live in sections of their own, which those layers never name: skills
+(``_Skills``, SEP-2640), output validation (``_Validation`` over a JSON Schema
+validator: tool output, elicitation answers) and tasks (``_Tasks``, ``Task``:
+tool calls that run in the background).  Each section ends by appending its
+class to ``_EXTENSIONS``; every session makes one of each and meets them only
+through the hooks of ``_Extension`` -- what they declare, the results they claim
+and how those finish, what they check, the notifications and lists they take --
+folded once by the methods they watch; ``Client`` reaches one only as
+``session.extension(kind)``.  (Skills and the validator still sit before the
+transports; nothing above ``Client`` needs them at import.)  ``Group`` (many
+servers at once, over ``Client``) and the auth plug-in (``OAuth``, a transport's
+``auth=`` object) are add-ons below ``Client`` that need no hook.
 
 Threads.  stdio: ``mcp_min-reader-<pid>`` reads the server's stdout and routes
 every message; ``mcp_min-stderr-<pid>`` keeps the tail of its stderr (on Windows
@@ -35,8 +44,11 @@ writes.  A ``Group`` connects, lists and closes on one ``mcp_min-group-<name>``
 thread per server.  HTTP has
 no reader: the thread that POSTs a request reads its answer (JSON or SSE) and
 routes it -- the caller's own thread in ``call()``, one ``mcp_min-http-<id>``
-thread per ``submit()``.  Server-initiated streams have their own reader
-(``mcp_min-get-stream``, ``mcp_min-sse``).  User code never runs on a reader:
+thread per ``submit()`` (``mcp_min-sse-post-<id>`` over legacy HTTP+SSE).
+Server-initiated streams have their own reader (``mcp_min-get-stream``,
+``mcp_min-sse``).  A browser login (``OAuth``) catches its redirect on
+``mcp_min-oauth-callback``, one ``mcp_min-oauth-connection`` thread per
+connection to it.  User code never runs on a reader:
 notifications, progress, logs and stderr lines run in order on
 ``mcp_min-events``; server requests on up to 8 ``mcp_min-answer`` threads (then
 queued on ``mcp_min-answers``), pings on ``mcp_min-ping``; cancellations we send
@@ -67,8 +79,12 @@ thread and only there turns it into a value.  So the session's repeats (a new
 HTTP session after the old one was found gone, a fresh tools/list after -32020)
 and the input rounds of 2026-07-28 run on the caller's thread, never on a
 reader.  The value is what the request's ``finish(future, result)`` makes of the
-result; a tool call's (``_Tasks.finish``) follows the task the result may
-announce, so settling itself knows nothing of tasks.  ``done()`` means what it
+result, once the add-ons that watch the method checked it (output validation).
+An add-on may claim the result first (``_Extension.claim``, asked cheaply, also
+on the routing thread): its finish makes the value instead -- the tasks add-on
+claims a tool call's result that announces a task, follows the task, and hands
+its final result back to be checked and finished -- so settling itself knows
+nothing of tasks.  ``done()`` means what it
 means in ``concurrent.futures`` (``result()`` returns at once): an answer that
 needs such round trips makes a submitted Future done only after they ran on
 ``mcp_min-settle-<id>``, since nobody may be waiting to run them; any other
@@ -293,8 +309,6 @@ FRONTMATTER_MAX_DEPTH = 16  # lists and maps nested in it: one recursion of the 
 FRONTMATTER_MAX_DIGITS = 100  # one number in it: int() is quadratic in the digits (3.11+ refuses 4300).
 
 _META_PREFIX = "io.modelcontextprotocol/"
-TASKS_EXTENSION = _META_PREFIX + "tasks"  # 2026-07-28 tasks; always declared: we follow any task
-SKILLS_EXTENSION = _META_PREFIX + "skills"  # SEP-2640; always declared: list_skills(), read_skill()
 _RELATED_TASK = _META_PREFIX + "related-task"
 _LOG_LEVEL = _META_PREFIX + "logLevel"  # 2026-07-28: a request's wish for log messages
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")  # RFC 5424 order
@@ -913,17 +927,18 @@ else:
     _FutureBase = concurrent.futures.Future  # (subscripted at run time only from Python 3.9)
 
 
-def _settles_at_once(answer: _Json | BaseException) -> bool:
-    """Whether ``_Session._settle`` can make an outcome of this raw answer without another
-    round trip.  Not for: a forgotten HTTP session (404), a -32020 or -32042 error (the
-    request is repeated), a result asking for input or naming a task.  Conservative: a
-    False only costs a submitted call a thread to settle on (tests/test_api.py checks both
-    agree)."""
+def _settles_at_once(answer: _Json | BaseException, fut: Future | None = None) -> bool:
+    """Whether ``_Session._settle`` can make an outcome of this raw answer (to ``fut``) without
+    another round trip.  Not for: a forgotten HTTP session (404), a -32020 or -32042 error
+    (the request is repeated), a result asking for input or one an add-on claims (a task it
+    follows).  Conservative: a False only costs a submitted call a thread to settle on
+    (tests/test_api.py checks both agree)."""
     if type(answer) is not dict:
         return not isinstance(answer, _SessionExpired)
     result = answer.get("result")
     if type(result) is dict:
-        return result.get("resultType", "complete") == "complete" and "task" not in result
+        return result.get("resultType", "complete") == "complete" and (
+            fut is None or fut._claim is None or fut._claim(fut, result) is None)
     error = answer.get("error")
     return not (type(error) is dict and error.get("code") in (HEADER_MISMATCH, URL_ELICITATION_REQUIRED))
 
@@ -954,8 +969,8 @@ class Future(_FutureBase):
     id: int
     method: str
     __slots__ = ("id", "method", "_params", "_timeout", "_deadline", "_progress", "_finish", "_cancellable",
-                 "_intercept", "_background", "_post", "_arrived", "_opened", "_answer", "_outcome", "_settling",
-                 "_settle", "_withdraw", "_keepalive", "_storing", "_callbacks", "_watched")
+                 "_intercept", "_claim", "_background", "_post", "_arrived", "_opened", "_answer", "_outcome",
+                 "_settling", "_settle", "_withdraw", "_keepalive", "_storing", "_callbacks", "_watched")
 
     def __init__(self, request_id: int, method: str, params: _Json | None, timeout: float | None,
                  progress: _Progress | None, settle: Callable[[Future, Any], Any],
@@ -975,6 +990,9 @@ class Future(_FutureBase):
         self._cancellable = cancellable  # initialize and the discovery probe must not be cancelled
         # (future, answer) -> True when it takes the answer over (see _Dispatcher)
         self._intercept: Callable[[Future, _Json], bool] | None = None
+        # (future, result) -> the finish of the add-on that takes a result over, or None; set by the
+        # session when some add-on may claim this method's results (None: none may, nothing to ask)
+        self._claim: Callable[[Future, _Json], Callable[[Future, _Json], Any] | None] | None = None
         # Truthy: nobody waits on it yet, so it is settled off the routing thread: on mcp_min-events
         # (through ``post``), or when that takes round trips on a thread of its own, owned by the
         # client's _Threads (the session passes it), whose close() then waits for that thread.
@@ -1073,7 +1091,8 @@ class Future(_FutureBase):
         if isinstance(answer, McpError) and not isinstance(answer, _SessionExpired):
             self._store((None, answer))  # what ended the request (nothing to settle): done here and now
             return
-        if not _settles_at_once(answer):
+        # (an add-on's claim matters only to an answer nobody may be waiting for: a waiter settles any)
+        if not _settles_at_once(answer, self if self._background or self._post is None else None):
             if not self._background:
                 self._open()  # the caller waits next and makes the round trips
                 return
@@ -1314,8 +1333,8 @@ class _Dispatcher(object):
     A transport delivers to it (it is the transport's *router*): ``receive(msg)`` for a
     decoded message, ``fail(request_id, error)`` when one request cannot be answered,
     ``closed(error)`` when the connection is gone, ``is_pending(request_id)``.  An answer
-    settles its Future (unless the Future's ``intercept`` takes it over: a tool call that
-    became a background task); a server request goes to ``on_request(msg)``, a notification
+    settles its Future (unless the Future's ``intercept`` takes it over: a submitted call
+    whose answer an add-on follows on a thread of its own); a server request goes to ``on_request(msg)``, a notification
     to ``on_notification(method, params)``; ``on_closed(error)`` hears of the end.  No I/O
     and no user code run here.
     """
@@ -1463,6 +1482,71 @@ class _Dispatcher(object):
             self._on_closed(error)
 
 
+# -- add-ons: the one interface through which the session meets them ---------------
+# Tasks, output validation and skills are add-ons: each is a class of _Extension, and its
+# section ends by appending that class to _EXTENSIONS, the one registry.  Every session makes
+# one of each (_Extensions) and folds their hooks once, by what they watch, so the session,
+# the inbox and the routing here never name an add-on, and what no add-on watches (a
+# prompts/get, a log message) costs one dict lookup.  The order of the registry does not
+# matter: one claim at most takes a result, and every other hook only adds or looks.
+
+class _Extension(object):
+    """An add-on of the session.  Made once per session with it (``kind(session)``), before
+    the session has its inbox or transport: keep the session, use it later.
+
+    ``watches``: the methods it looks at -- of requests we send (``claim``, ``check``,
+    ``withdraw``), of server requests we answer (``check``), of notifications
+    (``notification``) and of lists (``listed``).  Those hooks are only called for those
+    methods, and only when the class overrides them; ``declare`` and ``closed`` always.
+    Three kinds of hooks:
+
+    - what we declare: ``declare`` adds to our capabilities;
+    - results: ``claim`` takes over a result that is not yet the caller's (a task),
+      ``check`` may refuse a final result or an answer of ours, ``withdraw`` ends what a
+      claim still follows;
+    - what the server says: ``notification``, ``listed`` (a whole list read), ``closed``.
+    """
+
+    watches: Tuple[str, ...] = ()
+
+    def __init__(self, session: _Session) -> None:
+        self._session = session
+
+    def declare(self, caps: _Json, modern: bool, newest: bool) -> None:
+        """Add to the capabilities we declare (``modern``: 2026-07-28, sent in every request's
+        _meta; ``newest``: 2025-11-25 or later)."""
+
+    def claim(self, fut: Future, result: _Json) -> Callable[[Future, _Json], Any] | None:
+        """Whether this add-on takes a result of ``fut`` over: None (the session finishes it:
+        ``check``, then the request's own finish), or the finish that makes the caller's value
+        instead (on the settling thread, round trips allowed; it may hand a final result back
+        to ``_Session.finished``).  Called on any thread, the routing one included, and for a
+        2026-07-28 result of a resultType the session does not know: cheap, no I/O."""
+        return None
+
+    def check(self, method: str, params: _Json | None, result: Any) -> None:
+        """Look at a final result of our ``method`` request (``params``: ours), or at our answer
+        ``result`` to the server's ``method`` request (``params``: the server's), before it goes
+        on; raise an McpError to refuse it (to the server: a RequestError)."""
+
+    def withdraw(self, fut: Future, error: McpError) -> bool:
+        """End, with ``error``, what a claim still follows for ``fut`` (no longer pending);
+        True when it did."""
+        return False
+
+    def notification(self, method: str, params: _Json) -> None:
+        """A notification the server sent (progress: only that of no pending request)."""
+
+    def listed(self, method: str, items: List[Any]) -> None:
+        """A whole list was read: every page (``_Session.list_all``), or the cache."""
+
+    def closed(self, error: ConnectionClosed) -> None:
+        """The connection is gone."""
+
+
+_EXTENSIONS: List[Type[_Extension]] = []  # each add-on section appends its class at its end
+
+
 # ---------------------------------------------------------------------------
 # Protocol helpers: pure functions of MCP and HTTP details (tested in memory)
 # ---------------------------------------------------------------------------
@@ -1607,7 +1691,7 @@ def _trace_meta(given: Any) -> Dict[str, str]:
     return given
 
 
-# -- skills (SEP-2640) ----------------------------------------------------------
+# -- skills (SEP-2640), an add-on: _Skills ----------------------------------------
 # A skill is a SKILL.md (YAML frontmatter, then Markdown) and other files, each a resource.  Its
 # entry (skills/list, skills/get) gives each file's size and sha256 digest, and the frontmatter
 # as JSON.  Nothing read is believed until it matches the entry.
@@ -1904,6 +1988,80 @@ def _skill_md(skill: str, entry: _Json, data: bytes) -> Tuple[str, _Json, str]:
             "%s: the entry says %s, the file says %s" % (k, show(listed, k), show(frontmatter, k)) for k in differ),
             {k: listed[k] for k in differ if k in listed}, {k: frontmatter[k] for k in differ if k in frontmatter})
     return text, frontmatter, body
+
+
+SKILLS_EXTENSION = _META_PREFIX + "skills"  # SEP-2640; always declared: list_skills(), read_skill()
+
+
+class _Skills(_Extension):
+    """Skills, as an add-on: it declares the extension (2025-11-25 servers serve skills too)
+    and lists and reads skills for Client.list_skills() and Client.read_skill()."""
+
+    def declare(self, caps: _Json, modern: bool, newest: bool) -> None:
+        if newest:
+            caps.setdefault("extensions", {})[SKILLS_EXTENSION] = {}
+
+    def skills(self, refresh: bool, timeout: float | None) -> List[Dict[str, Any]]:
+        """Client.list_skills()."""
+        self._need_skills()
+        return [e for e in self._session.list_all("skills/list", "skills", refresh, timeout) if isinstance(e, dict)]
+
+    def read(self, skill: str | Dict[str, Any], files: bool, timeout: float | None) -> Dict[str, Any]:
+        """Client.read_skill()."""
+        if timeout == 0:
+            raise RequestTimeout("no time left to read skill %r (timeout 0): nothing sent" % (skill,))
+        entry = self._skill_entry(skill, timeout)
+        uri, listed = _skill_files(entry)
+
+        def read(item: _Json) -> bytes:
+            try:
+                result = self._session.request("resources/read", {"uri": item["uri"]}, timeout)
+            except RequestError as e:
+                raise SkillVerificationError(uri, item["uri"], "missing", "the server did not serve it: %s" % e) from e
+            return _skill_file(uri, item, result)
+
+        # SKILL.md (``listed`` starts with it) first: its frontmatter is checked before anything else is read
+        out = {uri: read(listed[0])}
+        text, frontmatter, body = _skill_md(uri, entry, out[uri])
+        for item in listed[1:] if files else ():
+            out[item["uri"]] = read(item)
+        return {"uri": uri, "name": frontmatter["name"], "frontmatter": frontmatter, "text": text, "body": body,
+                "files": out, "entry": entry}
+
+    def _skill_entry(self, skill: str | _Json, timeout: float | None) -> _Json:
+        """The entry to verify against: as given, from skills/get (a URI) or from the listing."""
+        if isinstance(skill, dict):
+            return skill
+        if not isinstance(skill, str) or not skill:
+            raise ValueError("read_skill() takes a skill name, the URI of its SKILL.md or an entry of list_skills()")
+        if "://" in skill:
+            self._need_skills()
+            entry: _Json = _field(self._session.request("skills/get", {"uri": skill}, timeout), "skill", dict,
+                                  "skills/get")
+            if not entry or entry.get("uri") != skill:
+                raise SkillVerificationError(skill, None, "entry", "skills/get did not return this skill's entry")
+            return entry
+
+        def names(entry: _Json) -> Tuple[Any, str | None]:
+            # its name, and its path (the URI without scheme and /SKILL.md)
+            uri, fm = entry.get("uri"), entry.get("frontmatter")
+            return (fm.get("name") if isinstance(fm, dict) else None,
+                    uri.split("://", 1)[-1][:-len("/SKILL.md")] if isinstance(uri, str) else None)
+        found = [entry for entry in self.skills(False, _DEFAULT) if skill in names(entry)]
+        if len(found) != 1:
+            raise McpError("%d listed skills are named %r%s" % (len(found), skill, (
+                ": %s; pass the URI of the one you want" % ", ".join(str(e.get("uri")) for e in found)) if found else
+                " (one it does not list can still be read by the URI of its SKILL.md)"))
+        return found[0]
+
+    def _need_skills(self) -> None:
+        extensions = self._session.server_capabilities.get("extensions")
+        if not isinstance(extensions, dict) or SKILLS_EXTENSION not in extensions:
+            raise McpError("the server does not declare the %s extension (skill files can still be read with "
+                           "read_resource())" % SKILLS_EXTENSION)
+
+
+_EXTENSIONS.append(_Skills)
 
 
 # -- HTTP details ---------------------------------------------------------------
@@ -2345,16 +2503,16 @@ class _LineSplitter(object):
 
 
 # ---------------------------------------------------------------------------
-# JSON Schema: checking what the server returns and what we answer
+# JSON Schema: checking what the server returns and what we answer (an add-on: _Validation)
 #
 # The spec asks clients to check a tool's ``structuredContent`` against its
 # ``outputSchema``, and a form elicitation answer follows the ``requestedSchema``
 # it was asked with.  This is a JSON Schema 2020-12 validator that also reads the
 # draft-07 / 2019-09 spellings servers still emit (``definitions``, array-form
 # ``items`` with ``additionalItems``, ``dependencies``, ``"$id": "#name"``, and
-# ``$ref`` beside nothing else under a draft-07 ``$schema``).  It is pure (no I/O)
-# and used by the session, so it sits with the protocol helpers, before the
-# transports.  ``_compile_schema`` turns a schema into a check function once: one
+# ``$ref`` beside nothing else under a draft-07 ``$schema``).  It is pure (no I/O);
+# the session meets it only as the add-on _Validation, the section's last class.
+# ``_compile_schema`` turns a schema into a check function once: one
 # closure per keyword present, so a check walks only those.
 #   ``format`` is an annotation (2020-12's default) and never checked; 2019-09's
 #   ``$recursiveRef`` is refused (_SchemaError), as is any ``$ref`` outside the
@@ -3721,6 +3879,59 @@ def _tool_checks(tools: Iterable[Any], validate: bool | Callable[[Any, Any], obj
         table[name] = old if old is not None and _same_json(old[0], schema) else (
             schema, _schema_check(schema, validate, "the output of tool %r" % name))
     return table
+
+
+class _Validation(_Extension):
+    """Output validation, as an add-on: a tool call's final result is checked against the
+    tool's ``outputSchema`` (OutputValidationError), and an accepted form elicitation's
+    content against its ``requestedSchema`` before we send it, under the Client's
+    ``validate=`` option.  Only tools of a tools/list already read are checked: no list is
+    fetched for this (that would cost every first call a round trip); the checks of the last
+    list are kept whatever its ttlMs (the best knowledge we have), until tools/list_changed."""
+
+    watches = ("tools/call", "elicitation/create", "tools/list", "notifications/tools/list_changed")
+
+    def __init__(self, session: _Session) -> None:
+        _Extension.__init__(self, session)
+        # tool name -> (outputSchema, its check), see _tool_checks
+        self._table: Dict[str, Tuple[Any, _ValueCheck | None]] = {}
+
+    def check(self, method: str, params: _Json | None, result: Any) -> None:
+        if method != "tools/call":
+            self._check_form(params or {}, result)
+            return
+        name = (params or {}).get("name")
+        if not isinstance(name, str):  # (a raw tools/call may name anything: only listed tools have checks)
+            return
+        entry = self._table.get(name)
+        if entry is None or entry[1] is None or result.get("isError") is True:
+            return
+        structured = result.get("structuredContent")
+        found = ("", "the result has none") if structured is None else entry[1](structured)
+        if found is not None:
+            raise OutputValidationError(name, found[0], found[1], result)
+
+    def _check_form(self, params: _Json, answer: Any) -> None:
+        """On a mismatch the server gets an error (never a made-up decline) and the log says why."""
+        schema = params.get("requestedSchema")
+        if not isinstance(answer, dict) or answer.get("action") != "accept" or not isinstance(schema, dict):
+            return
+        check = _schema_check(schema, self._session.inbox.validate, "an elicitation answer")
+        found = check(answer.get("content")) if check is not None else None
+        if found is None:
+            return
+        problem = "the elicitation answer's content%s does not match the requestedSchema: %s" % found
+        _log.warning("not sending %s", problem)
+        raise RequestError(INTERNAL_ERROR, problem)
+
+    def listed(self, method: str, items: List[Any]) -> None:
+        self._table = _tool_checks(items, self._session.inbox.validate, self._table)
+
+    def notification(self, method: str, params: _Json) -> None:
+        self._table = {}  # tools changed: no output is checked against an old schema
+
+
+_EXTENSIONS.append(_Validation)
 
 
 # ---------------------------------------------------------------------------
@@ -5960,7 +6171,7 @@ class _SseTransport(_HttpTransport):
 if TYPE_CHECKING:
     import ssl  # (Client's ssl_context=)
 
-    _OutputCheck = Callable[[Any], Optional[Tuple[str, str]]]  # None: the value matches, else (where, what)
+    _E = TypeVar("_E", bound=_Extension)
 
 
 def _callback_failed(asking: str, method: object, error: Exception) -> McpError:
@@ -5979,6 +6190,86 @@ _CHANGED_LISTS = {  # a list_changed notification -> the cached lists it makes s
 }
 
 
+def _chained(hooks: List[Callable[..., Any]]) -> Callable[..., Any]:
+    """Several add-ons' hooks on one method as one: each in turn, until one returns something
+    (a claim's finish, a withdraw's True); the others return None and are all called."""
+    def chain(*args: Any) -> Any:
+        for hook in hooks:
+            found = hook(*args)
+            if found:
+                return found
+        return None
+    return chain
+
+
+class _Extensions(object):
+    """A session's add-ons: one of each class in _EXTENSIONS, made with the session, and
+    their hooks folded once by the methods they watch (see _Extension): ``claims[method]``
+    and the like are one callable each (the add-on's own hook when only one watches), and a
+    method no add-on watches is not in them."""
+
+    def __init__(self, session: _Session) -> None:
+        self.all = tuple(kind(session) for kind in _EXTENSIONS)
+        self._by_kind: Dict[type, _Extension] = {type(ext): ext for ext in self.all}
+        self.claims: Dict[str, Callable[[Future, _Json], Callable[[Future, _Json], Any] | None]] = \
+            self._fold("claim")
+        self.checks: Dict[str, Callable[[str, _Json | None, Any], None]] = self._fold("check")
+        self.withdraws: Dict[str, Callable[[Future, McpError], bool]] = self._fold("withdraw")
+        self.notices: Dict[str, Callable[[str, _Json], None]] = self._fold("notification")
+        self.lists: Dict[str, Callable[[str, List[Any]], None]] = self._fold("listed")
+        self._closes = [ext.closed for ext in self.all if self._overrides(ext, "closed")]
+
+    @staticmethod
+    def _overrides(ext: _Extension, hook: str) -> bool:
+        return getattr(type(ext), hook) is not getattr(_Extension, hook)
+
+    def _fold(self, hook: str) -> Dict[str, Any]:
+        """Method -> ``hook`` of the add-ons watching it, as one callable."""
+        hooks: Dict[str, List[Callable[..., Any]]] = {}
+        for ext in self.all:
+            if self._overrides(ext, hook):
+                for method in ext.watches:
+                    hooks.setdefault(method, []).append(getattr(ext, hook))
+        return {method: fns[0] if len(fns) == 1 else _chained(fns) for method, fns in hooks.items()}
+
+    def get(self, kind: Type[_E]) -> _E:
+        ext = self._by_kind.get(kind)
+        if isinstance(ext, kind):
+            return ext
+        raise LookupError("no %s add-on in this session" % kind.__name__)
+
+    def declare(self, caps: _Json, modern: bool, newest: bool) -> None:
+        for ext in self.all:
+            ext.declare(caps, modern, newest)
+
+    def claim(self, fut: Future, result: _Json) -> Callable[[Future, _Json], Any] | None:
+        claim = self.claims.get(fut.method)
+        return None if claim is None else claim(fut, result)
+
+    def check(self, method: str, params: _Json | None, result: Any) -> None:
+        check = self.checks.get(method)
+        if check is not None:
+            check(method, params, result)
+
+    def withdraw(self, fut: Future, error: McpError) -> bool:
+        withdraw = self.withdraws.get(fut.method)
+        return withdraw is not None and bool(withdraw(fut, error))
+
+    def notification(self, method: str, params: _Json) -> None:
+        notice = self.notices.get(method)
+        if notice is not None:
+            notice(method, params)
+
+    def listed(self, method: str, items: List[Any]) -> None:
+        listed = self.lists.get(method)
+        if listed is not None:
+            listed(method, items)
+
+    def closed(self, error: ConnectionClosed) -> None:
+        for closed in self._closes:
+            closed(error)
+
+
 class _Inbox(object):
     """What the server sends unasked: requests we answer (handshake era) and
     notifications we deliver.  Called on whatever thread routed the message (a
@@ -5988,7 +6279,7 @@ class _Inbox(object):
     # with those two, then sets it here, before anything can be routed.
     dispatcher: _Dispatcher
 
-    def __init__(self, send_answer: Callable[[_Json], None], cache: _Cache, tasks: _Tasks,
+    def __init__(self, send_answer: Callable[[_Json], None], cache: _Cache, extensions: _Extensions,
                  roots: Iterable[str] | Callable[[], _Json] | None = None,
                  sampling: Callable[[_Json], _Json] | None = None, elicitation: Callable[[_Json], _Json] | None = None,
                  url_elicitation: Callable[[_Json], _Json] | None = None,
@@ -5997,11 +6288,11 @@ class _Inbox(object):
                  validate: bool | Callable[[Any, _Json], object] = True,
                  capabilities: Mapping[str, Any] | None = None) -> None:
         self.roots, self.sampling, self.elicitation = roots, sampling, elicitation
-        self.validate = validate  # the Client's validate= option
+        self.validate = validate  # the Client's validate= option (output validation, an add-on, reads it)
         self.declared = capabilities  # the caller's patch over what we declare (Client's capabilities=)
         self.url_elicitation = url_elicitation
         self.on_log, self.on_notification = on_log, on_notification
-        self._tasks = tasks
+        self._extensions = extensions
         self.modern = False  # set by the session: 2026-07-28 notifications name their subscription
         self._send_answer = send_answer
         self._list_cache = cache
@@ -6017,8 +6308,9 @@ class _Inbox(object):
         self._serving: Dict[Any, bool] = {}
 
     def capabilities(self, modern: bool, version: str | None = None) -> _Json:
-        """What we declare: a capability per callback given, tasks (we follow any) and skills;
-        then the caller's ``capabilities=`` over that, as a JSON Merge Patch."""
+        """What we declare: a capability per callback given, what the add-ons declare (tasks:
+        we follow any; skills); then the caller's ``capabilities=`` over that, as a JSON Merge
+        Patch."""
         caps: _Json = {}
         newest = modern or (version or "") >= "2025-11-25"  # URL elicitation and tasks came then
         if self.roots is not None:
@@ -6030,12 +6322,7 @@ class _Inbox(object):
             modes["url"] = {}
         if modes:
             caps["elicitation"] = modes
-        if newest:  # skills (SEP-2640): 2025-11-25 servers serve them too
-            caps["extensions"] = {SKILLS_EXTENSION: {}}
-        if modern:
-            caps["extensions"][TASKS_EXTENSION] = {}
-        elif newest:
-            caps["tasks"] = {}
+        self._extensions.declare(caps, modern, newest)
         if self.declared is None:
             return caps
         patched: _Json = _merge_patch(caps, self.declared)
@@ -6108,24 +6395,14 @@ class _Inbox(object):
             if mode == "url" and self.url_elicitation is not None:
                 return self.url_elicitation(params)
             if mode == "form" and self.elicitation is not None:
-                return self._checked_form(params, _apply_defaults(params, self.elicitation(params)))
+                # an add-on (output validation) may refuse an accepted form's content: the server then
+                # gets an error, never a made-up decline
+                answer = _apply_defaults(params, self.elicitation(params))
+                self._extensions.check(method, params, answer)
+                return answer
             if self.elicitation is not None or self.url_elicitation is not None:
                 raise RequestError(INVALID_PARAMS, "mcp_min client does not handle %r elicitation" % (mode,))
         raise RequestError(METHOD_NOT_FOUND, _NOT_HANDLED % method)
-
-    def _checked_form(self, params: _Json, answer: Any) -> Any:
-        """An accepted form's content must match the requestedSchema before it is sent: on a
-        mismatch the server gets an error (never a made-up decline) and the log says why."""
-        schema = params.get("requestedSchema")
-        if not isinstance(answer, dict) or answer.get("action") != "accept" or not isinstance(schema, dict):
-            return answer
-        check = _schema_check(schema, self.validate, "an elicitation answer")
-        found = check(answer.get("content")) if check is not None else None
-        if found is None:
-            return answer
-        problem = "the elicitation answer's content%s does not match the requestedSchema: %s" % found
-        _log.warning("not sending %s", problem)
-        raise RequestError(INTERNAL_ERROR, problem)
 
     def give_input(self, asking: str, ask: Any) -> Any:
         """Our answer to one input request of a 2026-07-28 result (``ask``: method and params)."""
@@ -6168,13 +6445,10 @@ class _Inbox(object):
                 if isinstance(fut._progress, _ProgressClock):  # here, not on a worker: a slow callback must not delay it
                     fut._progress.tick(fut)
                 self.events.put(fut._progress, params.get("progress"), params.get("total"), params.get("message"))
-            elif fut is None:
-                self._tasks.progress(params)
+            elif fut is None:  # (a 2025-11-25 task keeps its call's token: the add-on may know it)
+                self._extensions.notification(method, params)
             return
-        if method in ("notifications/tasks/status", "notifications/tasks"):
-            self._tasks.status(params)  # (2025-11-25 ones also reach on_notification below)
-        elif method == "notifications/tools/list_changed":
-            self._tasks.forget_support()
+        self._extensions.notification(method, params)  # (and on: on_notification may want it too)
         if method == "notifications/message":
             self.events.put(self._log_message, params)
             return
@@ -6235,16 +6509,12 @@ class _Cache(object):
     A ``cacheScope: "private"`` result (and one without a scope) is kept with the
     authorization context it was fetched under (the transport's ``authorization``) and is
     never served under another: a new token, another auth.  "public" ones are served to all.
-    It also keeps the checks of the last tools/list's outputSchemas (whatever its ttlMs: the
-    best knowledge we have).
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         # (method, uri) -> (expiry time, value, None or (authorization context,))
         self._entries: Dict[Tuple[str, str | None], Tuple[float, Any, Tuple[object] | None]] = {}
-        # tool name -> (outputSchema, its check), see _tool_checks
-        self.tool_checks: Dict[str, Tuple[Any, _OutputCheck | None]] = {}
 
     def get(self, key: Tuple[str, str | None], context: object) -> Any:
         with self._lock:
@@ -6268,8 +6538,6 @@ class _Cache(object):
             for key in [k for k in self._entries if k[0] == method and (
                     uri is None or isinstance(uri, str) and uri.startswith(k[1] or ""))]:
                 del self._entries[key]
-        if method == "tools/list":  # tools changed: no output is checked against an old schema
-            self.tool_checks = {}
 
 
 def _copy(value: Any) -> Any:
@@ -6472,10 +6740,10 @@ class _Session(object):
         self.server_capabilities: _Json = {}
         self.instructions: str | None = None
         self.list_cache = _Cache()
-        self.tasks = _Tasks(self)
-        self.inbox = _Inbox(self._send_answer, self.list_cache, self.tasks, **callbacks)
+        self.extensions = _Extensions(self)  # the add-ons (see _Extension), never named here
+        self.inbox = _Inbox(self._send_answer, self.list_cache, self.extensions, **callbacks)
         self.dispatcher = self.inbox.dispatcher = _Dispatcher(self.inbox.take_request, self.inbox.take_notification,
-                                                              self.tasks.end_all)
+                                                              self.extensions.closed)
         self.transport = make_transport(self.inbox.events)
         self._pid = _pid  # a forked child must leave this session alone
         self._closed = False
@@ -6487,6 +6755,10 @@ class _Session(object):
     @property
     def protocol_version(self) -> str | None:
         return self.era.version
+
+    def extension(self, kind: Type[_E]) -> _E:
+        """This session's add-on of class ``kind`` (what Client reaches add-ons through)."""
+        return self.extensions.get(kind)
 
     @property
     def modern(self) -> bool:
@@ -6705,7 +6977,7 @@ class _Session(object):
             assert fut._deadline is not None  # (a progress clock comes with a timeout: its window)
             fut._deadline, hard = min(fut._deadline, progress.total), progress.total
             wait_here = False  # the window is the Future's to watch: HTTP must not read the answer in send()
-        fut._keepalive, fut._intercept = keepalive, intercept
+        fut._keepalive, fut._intercept, fut._claim = keepalive, intercept, self.extensions.claims.get(method)
         self.dispatcher.add(fut, subscription)
         if _log.isEnabledFor(logging.DEBUG):
             _trace("->", data)
@@ -6775,10 +7047,9 @@ class _Session(object):
     # -- settling (on the waiting thread) --------------------------------------------
     def _withdraw(self, fut: Future, error: McpError) -> bool:
         """End a request with ``error`` and tell the server; False if it had already ended.
-        (A tool call that became a task is ended by cancelling the task.)"""
+        (What an add-on follows after the answer, a task, the add-on ends.)"""
         if self.dispatcher.withdraw(fut.id) is None:
-            task = self.tasks.of_future(fut)
-            return task is not None and task._abandon(error)
+            return self.extensions.withdraw(fut, error)
         fut._keepalive = None
         try:
             if not self.transport.cancel(fut.id) and fut._cancellable and not self._closed \
@@ -6798,8 +7069,9 @@ class _Session(object):
             _log.debug("could not send notifications/cancelled: %s", e)
 
     def _settle(self, fut: Future, answer: _Json | McpError) -> Any:
-        """The value of a request's answer, after the one repeat the protocol may ask for;
-        ``fut._finish(fut, result)`` makes the caller's value of the result dict."""
+        """The value of a request's answer, after the one repeat the protocol may ask for: what
+        the finish of an add-on that claims the result makes of it (a task's: following it),
+        else ``finished``."""
         if fut._progress is not None:  # progress sent before the answer is seen before it
             self.inbox.events.drain(fut._deadline)
         if type(answer) is not dict or "result" not in answer:
@@ -6812,30 +7084,21 @@ class _Session(object):
             raise
         if self.era.modern and result.get("resultType", "complete") != "complete":
             result = self._complete(fut, result)
-        if fut._finish is None:
-            if fut.method == "tools/call" and "task" not in result and result.get("resultType") != "task":
-                self._check_output((fut._params or {}).get("name"), result)  # a raw tools/call request
-            return result
         try:
-            return fut._finish(fut, result)  # (a tool call's: following its task, see _Tasks.finish)
+            claimed = None if fut._claim is None else fut._claim(fut, result)
+            return self.finished(fut, result) if claimed is None else claimed(fut, result)
         except McpError:
             raise
         except Exception as e:  # the server's result did not have the shape we rely on
             raise McpError("malformed answer to %s: %s: %s" % (fut.method, type(e).__name__, e))
 
-    def _check_output(self, name: object, result: _Json) -> None:
-        """OutputValidationError when a result's structuredContent does not match the tool's
-        outputSchema.  Only tools of a tools/list already read are checked: no list is fetched
-        for this (that would cost every first call a round trip); isError results are not."""
-        if not isinstance(name, str):  # (a raw tools/call may name anything: only listed tools have checks)
-            return
-        entry = self.list_cache.tool_checks.get(name)
-        if entry is None or entry[1] is None or result.get("isError") is True:
-            return
-        structured = result.get("structuredContent")
-        found = ("", "the result has none") if structured is None else entry[1](structured)
-        if found is not None:
-            raise OutputValidationError(name, found[0], found[1], result)
+    def finished(self, fut: Future, result: _Json) -> Any:
+        """The caller's value of a final result: the add-ons' checks (OutputValidationError),
+        then ``fut._finish(fut, result)`` (None: the result dict itself)."""
+        check = self.extensions.checks.get(fut.method)
+        if check is not None:
+            check(fut.method, fut._params, result)
+        return result if fut._finish is None else fut._finish(fut, result)
 
     def _repeat_if_asked(self, fut: Future, answer: _Json | McpError) -> _Json | McpError:
         """The answer after the one repeat an error may ask for: a new HTTP session (404), a
@@ -6876,9 +7139,11 @@ class _Session(object):
         """Check a 2026-07-28 result's resultType and run the input_required rounds."""
         for _ in range(MAX_INPUT_ROUNDS + 1):
             kind = result.get("resultType", "complete")
-            if kind == "complete" or kind == "task" and fut.method == "tools/call":
-                return result  # (a task is followed by the caller of this)
+            if kind == "complete":
+                return result
             if kind != "input_required" or fut.method not in _INPUT_METHODS:
+                if self.extensions.claim(fut, result) is not None:
+                    return result  # (a kind an add-on takes, a task: its claim follows it, in _settle)
                 raise McpError("%s answered with resultType %r, which mcp_min does not know"
                                % (fut.method, _shorten(kind, _QUOTE_CHARS) if isinstance(kind, str) else kind))
             asked = _field(result, "inputRequests", dict, fut.method, {})
@@ -6896,11 +7161,13 @@ class _Session(object):
 
     # -- lists -------------------------------------------------------------------
     def list_all(self, method: str, key: str, refresh: bool = False, timeout: float | None = _DEFAULT) -> List[Any]:
-        """Every page of a list, from the cache while the server's ttlMs allows.  ``timeout``
-        bounds all the pages (default: the client's timeout for each)."""
+        """Every page of a list, from the cache while the server's ttlMs allows (the add-ons
+        watching ``method`` see it).  ``timeout`` bounds all the pages (default: the client's
+        timeout for each)."""
         if not refresh:
             cached: List[Any] | None = self.list_cache.get((method, None), self.transport.authorization)
             if cached is not None:
+                self.extensions.listed(method, cached)
                 return cached
         deadline = None if timeout is _DEFAULT else _deadline_after(timeout)
         items: List[Any] = []
@@ -6927,7 +7194,9 @@ class _Session(object):
         else:
             raise McpError("%s returned more than %d pages; stopping" % (method, MAX_PAGES))
         self.keep((method, None), list(items), ttl, scope, context)
-        return list(items)
+        items = list(items)
+        self.extensions.listed(method, items)  # (tools/list: output checks, which tools want a task)
+        return items
 
     def keep(self, key: Tuple[str, str | None], value: Any, ttl_ms: int, scope: object, context: object) -> None:
         """Cache a result fetched under authorization ``context``, unless that changed meanwhile
@@ -6949,9 +7218,6 @@ class _Session(object):
 
     def list_tools(self, refresh: bool = False, timeout: float | None = _DEFAULT) -> List[Any]:
         tools = self.list_all("tools/list", "tools", refresh, timeout)
-        self.tasks.note_tools(tools)
-        cache = self.list_cache
-        cache.tool_checks = _tool_checks(tools, self.inbox.validate, cache.tool_checks)
         if self.modern and self.transport.carries_headers:
             table: Dict[Any, Sequence[Tuple[Sequence[str], str]]] = {}
             kept = []
@@ -7407,14 +7673,14 @@ class Client(object):
         gives a Task whose ``id`` is None, its result already there.  ``timeout``
         bounds getting the task made, not the task.
         """
-        task: Task = self._tool_future(name, arguments, kwargs, timeout, progress, _TASK_HANDLE, True, ttl).result()
+        task: Task = self._tool_future(name, arguments, kwargs, timeout, progress, None, True, ttl, start=True).result()
         return task
 
     def task(self, task_id: str, *, progress: Callable[..., object] | None = None) -> Task:
         """The task with this id (from ``start()``, perhaps in an earlier process), to follow again."""
         if not isinstance(task_id, str):
             raise ValueError("a task id is a string, not %r" % (task_id,))
-        return Task(self._session, task_id, None, progress)
+        return self._session.extension(_Tasks).attach(task_id, progress)
 
     def _total(self, timeout: float | None, reset_on_progress: bool, max_total: float | None) -> float | None:
         """The ``max_total`` seconds of a call whose deadline follows progress, else None."""
@@ -7431,8 +7697,12 @@ class Client(object):
         return LONGEST_WAIT if total is None else total
 
     def _tool_future(self, name: str, arguments: Mapping[str, Any] | None, kwargs: Dict[str, Any],
-                     timeout: float | None, progress: _Progress | None, finish: Callable[[_Json], Any] | None,
-                     wait_here: bool, ttl: float | None = None, total: float | None = None) -> Future:
+                     timeout: float | None, progress: _Progress | None, value: Callable[[_Json], Any] | None,
+                     wait_here: bool, ttl: float | None = None, total: float | None = None, start: bool = False
+                     ) -> Future:
+        """Submit a tools/call whose task, if it becomes one, is followed (the tasks add-on):
+        ``value`` makes the caller's value of its final result (None: the dict itself);
+        ``start`` (Client.start): the caller gets a Task instead."""
         if not isinstance(name, str):
             raise ValueError("the tool name must be a string, not %r" % (name,))
         args = dict(arguments) if arguments else {}
@@ -7448,26 +7718,12 @@ class Client(object):
         # that misses a header refuses the call with -32020 before running it, which refetches
         # the list and repeats the call once (see _repeat_if_asked).  So a fresh client's first
         # value costs two POSTs (server/discover, tools/call), not three.
-        support = session.tasks.support(name)  # (2025-11-25: ask for a task where the tool wants one)
-        if support == "required" or support == "optional" and finish is _TASK_HANDLE:
-            keep = _timeout_arg(ttl, None, "ttl")
-            params["task"] = {} if keep is None else {"ttl": int(keep * 1000)}
-        if finish is not _TASK_HANDLE:  # (a Task checks its own outcome)
-            finish = self._checked(name, finish)
+        tasks = session.extension(_Tasks)
+        tasks.ask(params, start, ttl)  # (2025-11-25: ask for a task where the tool wants one)
         # Nobody waits on a submitted call: a task it becomes is followed by a thread of its own.
-        return session.submit("tools/call", params, timeout, progress, session.tasks.finish(finish), wait_here,
-                              keepalive=self, intercept=None if wait_here else session.tasks.intercept,
-                              max_total=total)
-
-    def _checked(self, name: str, value: Callable[[_Json], Any] | None) -> Callable[[_Json], Any]:
-        """A tool call's ``finish``: its final result checked against the tool's outputSchema,
-        then ``value`` of it (None: the result dict itself)."""
-        check = self._session._check_output
-
-        def finish(result: _Json) -> Any:
-            check(name, result)
-            return result if value is None else value(result)
-        return finish
+        finish = tasks.handle if start else tasks.finish(value)
+        return session.submit("tools/call", params, timeout, progress, finish, wait_here, keepalive=self,
+                              intercept=None if wait_here else tasks.intercept, max_total=total)
 
     def list_tools(self, refresh: bool = False, *, timeout: float | None = _DEFAULT) -> List[Dict[str, Any]]:
         """All tools (every page).  Served from cache while the server's ``ttlMs`` allows,
@@ -7597,9 +7853,7 @@ class Client(object):
         """Every skill the server lists (all pages of ``skills/list``): entries with ``uri`` (of
         its SKILL.md), ``frontmatter`` and ``resources`` (its files, with ``size`` and
         ``digest``).  Reads no skill file.  McpError when the server lacks the extension."""
-        self._need_skills()
-        return [e for e in self._session.list_all("skills/list", "skills", refresh, _timeout_arg(timeout, _DEFAULT))
-                if isinstance(e, dict)]
+        return self._session.extension(_Skills).skills(refresh, _timeout_arg(timeout, _DEFAULT))
 
     def read_skill(self, skill: str | Dict[str, Any], *, files: bool = True, timeout: float | None = _DEFAULT
                    ) -> Dict[str, Any]:
@@ -7616,58 +7870,7 @@ class Client(object):
         Returns a dict: ``uri``, ``name``, ``frontmatter``, ``text`` (all of SKILL.md),
         ``body`` (the Markdown after the frontmatter), ``files`` (URI -> bytes, SKILL.md
         first, then in the entry's order) and ``entry``."""
-        timeout = _timeout_arg(timeout, _DEFAULT)
-        if timeout == 0:
-            raise RequestTimeout("no time left to read skill %r (timeout 0): nothing sent" % (skill,))
-        entry = self._skill_entry(skill, timeout)
-        uri, listed = _skill_files(entry)
-
-        def read(item: _Json) -> bytes:
-            try:
-                result = self._session.request("resources/read", {"uri": item["uri"]}, timeout)
-            except RequestError as e:
-                raise SkillVerificationError(uri, item["uri"], "missing", "the server did not serve it: %s" % e) from e
-            return _skill_file(uri, item, result)
-
-        # SKILL.md (``listed`` starts with it) first: its frontmatter is checked before anything else is read
-        out = {uri: read(listed[0])}
-        text, frontmatter, body = _skill_md(uri, entry, out[uri])
-        for item in listed[1:] if files else ():
-            out[item["uri"]] = read(item)
-        return {"uri": uri, "name": frontmatter["name"], "frontmatter": frontmatter, "text": text, "body": body,
-                "files": out, "entry": entry}
-
-    def _skill_entry(self, skill: str | _Json, timeout: float | None) -> _Json:
-        """The entry to verify against: as given, from skills/get (a URI) or from the listing."""
-        if isinstance(skill, dict):
-            return skill
-        if not isinstance(skill, str) or not skill:
-            raise ValueError("read_skill() takes a skill name, the URI of its SKILL.md or an entry of list_skills()")
-        if "://" in skill:
-            self._need_skills()
-            entry: _Json = _field(self._session.request("skills/get", {"uri": skill}, timeout), "skill", dict,
-                                  "skills/get")
-            if not entry or entry.get("uri") != skill:
-                raise SkillVerificationError(skill, None, "entry", "skills/get did not return this skill's entry")
-            return entry
-
-        def names(entry: _Json) -> Tuple[Any, str | None]:
-            # its name, and its path (the URI without scheme and /SKILL.md)
-            uri, fm = entry.get("uri"), entry.get("frontmatter")
-            return (fm.get("name") if isinstance(fm, dict) else None,
-                    uri.split("://", 1)[-1][:-len("/SKILL.md")] if isinstance(uri, str) else None)
-        found = [entry for entry in self.list_skills() if skill in names(entry)]
-        if len(found) != 1:
-            raise McpError("%d listed skills are named %r%s" % (len(found), skill, (
-                ": %s; pass the URI of the one you want" % ", ".join(str(e.get("uri")) for e in found)) if found else
-                " (one it does not list can still be read by the URI of its SKILL.md)"))
-        return found[0]
-
-    def _need_skills(self) -> None:
-        extensions = self._session.server_capabilities.get("extensions")
-        if not isinstance(extensions, dict) or SKILLS_EXTENSION not in extensions:
-            raise McpError("the server does not declare the %s extension (skill files can still be read with "
-                           "read_resource())" % SKILLS_EXTENSION)
+        return self._session.extension(_Skills).read(skill, files, _timeout_arg(timeout, _DEFAULT))
 
     # -- raw access ------------------------------------------------------------
     def request(self, method: str, params: Dict[str, Any] | None = None, *, timeout: float | None = _DEFAULT,
@@ -7708,7 +7911,7 @@ class Client(object):
 
 
 # ---------------------------------------------------------------------------
-# Tasks: tool calls the server runs in the background.
+# Tasks: tool calls the server runs in the background (an add-on: _Tasks).
 #   2025-11-25 (core, experimental): we ask with params.task when a tool's
 #   execution.taskSupport says so; then tasks/get (polling), tasks/result (the
 #   outcome; while the task waits for input it also carries the server's
@@ -7724,10 +7927,8 @@ class Client(object):
 if TYPE_CHECKING:
     _TaskEnd = Union[_Json, McpError]  # how a task ended: its result, or the error it ended with
 
+TASKS_EXTENSION = _META_PREFIX + "tasks"  # 2026-07-28 tasks; always declared: we follow any task
 _TERMINAL = ("completed", "failed", "cancelled")
-# finish= of Client.start(): the answer becomes a Task, not followed here.  (Typed Any: it stands in
-# for the finish callables a tools/call otherwise takes.)
-_TASK_HANDLE: Any = object()
 
 
 class _Expired(Exception):
@@ -7739,12 +7940,40 @@ def _older(stamp: object, than: object) -> bool:
     return isinstance(stamp, str) and isinstance(than, str) and len(stamp) == len(than) and stamp < than
 
 
-class _Tasks(object):
+class _Follow(object):
+    """The ``finish=`` of a tool call (Client's) whose task, if it becomes one, is followed:
+    ``value`` of the final result (None: the result dict itself)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Callable[[_Json], Any] | None) -> None:
+        self.value = value
+
+    def __call__(self, fut: Future, result: _Json) -> Any:
+        return result if self.value is None else self.value(result)
+
+
+def _as_it_is(fut: Future, result: _Json) -> _Json:
+    """A raw tools/call's task result: the caller's as it came (nothing followed or checked)."""
+    return result
+
+
+class _Tasks(_Extension):
     """A session's tasks: which tools want one (2025-11-25), the tasks being followed
-    (for pushed status and progress), and the threads that follow submitted calls."""
+    (for pushed status and progress), and the threads that follow submitted calls.
+
+    As an add-on: it declares tasks, claims the tool call results that announce a task
+    (and those of Client.start), ends a followed task when its call is withdrawn, and takes
+    task status, task progress and tools/list (which tools want a task)."""
+
+    watches = ("tools/call", "tools/list", "notifications/progress", "notifications/tasks/status",
+               "notifications/tasks", "notifications/tools/list_changed")
 
     def __init__(self, session: _Session) -> None:
-        self._session = session
+        _Extension.__init__(self, session)
+        # finish= of Client.start(): the answer becomes a Task, not followed here (kept once, so that
+        # claim() knows it by identity)
+        self.handle: Callable[[Future, _Json], Task] = self._handle
         self._lock = threading.Lock()
         self._by_id: weakref.WeakValueDictionary[str, Task] = weakref.WeakValueDictionary()  # task id -> Task
         # the call's Future -> the Task it became
@@ -7753,7 +7982,52 @@ class _Tasks(object):
         self._support: Dict[str, Any] | None = None  # tool name -> execution.taskSupport (2025-11-25), from tools/list
         self.push: bool | None = None  # False once the server showed it pushes no task status (2026-07-28)
 
+    # -- the add-on's hooks (see _Extension) -------------------------------------------
+    def declare(self, caps: _Json, modern: bool, newest: bool) -> None:
+        if modern:
+            caps.setdefault("extensions", {})[TASKS_EXTENSION] = {}
+        elif newest:
+            caps["tasks"] = {}
+
+    def claim(self, fut: Future, result: _Json) -> Callable[[Future, _Json], Any] | None:
+        if fut._finish is self.handle:
+            return self.handle  # (Client.start: a Task for whatever came)
+        if "task" not in result and result.get("resultType") != "task":
+            return None  # the usual case, decided cheaply
+        return self._followed if isinstance(fut._finish, _Follow) else _as_it_is
+
+    def withdraw(self, fut: Future, error: McpError) -> bool:
+        task = self.of_future(fut)
+        return task is not None and task._abandon(error)
+
+    def notification(self, method: str, params: _Json) -> None:
+        if method == "notifications/progress":
+            self.progress(params)
+        elif method == "notifications/tools/list_changed":
+            self.forget_support()
+        else:  # (2025-11-25 ones also reach on_notification)
+            self.status(params)
+
+    def listed(self, method: str, items: List[Any]) -> None:
+        self.note_tools(items)
+
+    def closed(self, error: ConnectionClosed) -> None:
+        self.end_all(error)
+
+    # -- what Client reaches through the session (Client.start, Client.task) -------------
+    def attach(self, task_id: str, progress: _Progress | None) -> Task:
+        """The task with this id, to follow again."""
+        return Task(self._session, task_id, None, progress)
+
     # -- asking for a task (2025-11-25) ---------------------------------------------
+    def ask(self, params: _Json, start: bool, ttl: float | None) -> None:
+        """Ask for a task in a tools/call's ``params`` where the tool wants one, or allows one
+        and the caller ``start``s one (Client.start); kept ``ttl`` seconds when given."""
+        support = self.support(params["name"])
+        if support == "required" or support == "optional" and start:
+            keep = _timeout_arg(ttl, None, "ttl")
+            params["task"] = {} if keep is None else {"ttl": int(keep * 1000)}
+
     def support(self, name: str) -> Any:
         """A tool's execution.taskSupport, listing the tools first when not yet known; None
         when the server takes no task-augmented tools/call (then we never ask for one)."""
@@ -7825,19 +8099,16 @@ class _Tasks(object):
         outcome = self._follow_call(task, fut)
         fut._put(outcome if isinstance(outcome, BaseException) else _response(fut.id, outcome))
 
-    def finish(self, value: Callable[[_Json], Any] | None) -> Callable[[Future, _Json], Any]:
-        """The ``finish=`` of a tools/call (settling runs it on the waiting thread): a result
-        that announces a task is followed here to the task's end, then ``value`` (None: the
-        result dict itself) makes the caller's value of it.  ``_TASK_HANDLE`` (Client.start):
-        the caller gets a Task for what came instead."""
-        if value is _TASK_HANDLE:
-            return self._handle
+    @staticmethod
+    def finish(value: Callable[[_Json], Any] | None) -> Callable[[Future, _Json], Any]:
+        """The ``finish=`` of a Client's tools/call: a result that announces a task is claimed
+        and followed to the task's end (``_followed``, on the waiting thread), then ``value``
+        (None: the result dict itself) makes the caller's value of the final result."""
+        return _Follow(value)
 
-        def finish(fut: Future, result: _Json) -> Any:
-            if "task" in result or result.get("resultType") == "task":  # (the usual case, decided cheaply)
-                result = self._follow_here(fut, result)
-            return result if value is None else value(result)
-        return finish
+    def _followed(self, fut: Future, result: _Json) -> Any:
+        """The claim's finish: the call's value once its task (if it is one) ended."""
+        return self._session.finished(fut, self._follow_here(fut, result))
 
     def _handle(self, fut: Future, result: _Json) -> Task:
         """Client.start()'s value: a Task for what the call answered (one already done when the
@@ -7937,8 +8208,9 @@ class Task(object):
         self._tool: str | None = None  # the tool's name when this process started it: its outputSchema checks it
         self._answered: Set[str] = set()  # input request keys already answered (2026-07-28)
         self._sub: Subscription | None = None
+        self._tasks = session.extension(_Tasks)
         if task_id is not None:
-            session.tasks.add(task_id, self)
+            self._tasks.add(task_id, self)
         if state is not None:
             self._update(state)
 
@@ -7977,7 +8249,7 @@ class Task(object):
             raise RequestTimeout("task %s did not end within %.3g s (it goes on)" % (self.id, wait or 0.0))
         if isinstance(outcome, BaseException):
             raise outcome
-        self._session._check_output(self._tool, outcome)
+        self._session.extensions.check("tools/call", {"name": self._tool}, outcome)  # (OutputValidationError)
         return _tool_value(outcome)
 
     def cancel(self) -> bool:
@@ -8180,7 +8452,7 @@ class Task(object):
         session = self._session
         ext = session.server_capabilities.get("extensions") if isinstance(session.server_capabilities, dict) \
             else None
-        if session.tasks.push is False or not isinstance(ext, dict) or TASKS_EXTENSION not in ext:
+        if self._tasks.push is False or not isinstance(ext, dict) or TASKS_EXTENSION not in ext:
             return
         sub = Subscription(session, None, False, False, False, ())
         try:
@@ -8198,7 +8470,7 @@ class Task(object):
         ack = sub.acknowledged
         if sub.ended.is_set() or (ack is not None and self.id not in (
                 ack.get("taskIds") or () if isinstance(ack, dict) else ())):
-            self._session.tasks.push = False
+            self._tasks.push = False
             sub.close()
             self._sub = None
 
@@ -8209,7 +8481,7 @@ class Task(object):
                 self._outcome = outcome
             ended = self._outcome  # (the first outcome stays)
             self._cond.notify_all()
-        self._session.tasks.forget(self)
+        self._tasks.forget(self)
         return ended
 
     def _abandon(self, error: McpError, strict: bool = False, force: bool = False) -> bool:
@@ -8232,6 +8504,9 @@ class Task(object):
                 raise
         self._end(error)
         return True
+
+
+_EXTENSIONS.append(_Tasks)
 
 
 # ---------------------------------------------------------------------------
@@ -8897,7 +9172,7 @@ def _state_for(states: Dict[str, _Json], url: str, nearby: bool = True) -> _Json
     return same[0] if len(same) == 1 else None
 
 
-def _take(state: _Json, answer: _Json, scope: List[str], issuer: str, resource: str, client: _Json) -> None:
+def _keep_tokens(state: _Json, answer: _Json, scope: List[str], issuer: str, resource: str, client: _Json) -> None:
     """Keep in ``state`` what a token endpoint answered for its resource."""
     token = _stripped(answer.get("access_token"))
     if not isinstance(token, str) or not token or any(not "\x21" <= c <= "\x7e" for c in token):
@@ -9460,7 +9735,7 @@ class OAuth(object):
         resource, prm, issuer, meta = _discover(self._get_json, server_url, challenge)
         scope = _scopes(step_up or self.scopes, challenge, prm, meta, self.grant_type == "authorization_code")
         answer, client = self._grant(meta, issuer, resource, scope)
-        _take(state, answer, scope, issuer, resource, client)
+        _keep_tokens(state, answer, scope, issuer, resource, client)
         # Refreshing goes back to this same authorization server, never to a rediscovered one.
         state["as_metadata"] = meta
 
@@ -9621,7 +9896,7 @@ class OAuth(object):
         except AuthError:
             state["tokens"] = {}
             raise
-        _take(state, answer, state.get("scope") or [], issuer, resource, client)
+        _keep_tokens(state, answer, state.get("scope") or [], issuer, resource, client)
         self._save()
 
     def _save(self) -> None:

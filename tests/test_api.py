@@ -272,24 +272,27 @@ def test_the_deadline_still_wins_while_a_follow_up_runs():
     (mcp_min._SessionExpired("404", "s1"), False),
 ])
 def test_answers_that_settle_at_once_make_no_round_trip(answer, at_once):
-    # _settles_at_once must never say True for an answer that _Session._settle repeats.
-    assert mcp_min._settles_at_once(answer) is at_once
-    if at_once:
-        sent = []
+    # _settles_at_once must never say True for an answer that _Session._settle repeats, nor for a
+    # result an add-on claims (a task it follows): asked of a tool call's Future as submit() makes it.
+    sent = []
 
-        def transport_send(*args, **kwargs):
-            sent.append(args)
-        session, transport = modern_session(lambda p: {"content": []})
-        session.era.tool_headers = {}
-        transport.send = transport_send
-        fut = mcp_min.Future(1, "tools/call", {"name": "t"}, 5, None, session._settle, session._withdraw)
+    def transport_send(*args, **kwargs):
+        sent.append(args)
+    session, transport = modern_session(lambda p: {"content": []})
+    session.era.tool_headers = {}
+    transport.send = transport_send
+    fut = mcp_min.Future(1, "tools/call", {"name": "t"}, 5, None, session._settle, session._withdraw)
+    fut._claim = session.extensions.claims.get("tools/call")
+    assert fut._claim is not None  # (the tasks add-on may claim a tool call's result)
+    assert mcp_min._settles_at_once(answer, fut) is at_once
+    if at_once:
         fut._put(answer)
         try:
             fut.result(0)
         except McpError:
             pass
         assert sent == []
-        session.close()
+    session.close()
 
 
 # ---------------------------------------------------------------------------
