@@ -8629,15 +8629,18 @@ def _strict_schema(schema: Any) -> Tuple[_Json, str | None]:
         if isinstance(found, dict):
             defs.update(found)
     try:
-        out = _strict_node(top, 0, True)
+        out = _strict_node(top, 0, defs)
         if defs:
-            out["$defs"] = {k: _strict_node(v, 1, False) for k, v in defs.items()}
+            out["$defs"] = {k: _strict_node(v, 1, defs) for k, v in defs.items()}
     except ValueError as e:
         return _top_schema(schema), str(e)
     return out, None
 
 
-def _strict_node(node: Any, depth: int, top: bool) -> _Json:
+def _strict_node(node: Any, depth: int, defs: Mapping[str, Any]) -> _Json:
+    """One part of a schema under strict mode (``depth`` 0: the top); ``defs``: the top's $defs,
+    all a $ref may name.  ValueError says why strict mode cannot carry it."""
+    top = depth == 0
     if depth > STRICT_MAX_DEPTH:
         raise ValueError("nested deeper than %d levels" % STRICT_MAX_DEPTH)
     if not isinstance(node, dict):  # (true, false: any value, no value)
@@ -8645,7 +8648,10 @@ def _strict_node(node: Any, depth: int, top: bool) -> _Json:
     refused = [k for k in _STRICT_REFUSED if k in node]
     all_of = node.get("allOf")
     if refused == ["allOf"] and isinstance(all_of, list) and len(all_of) == 1 and isinstance(all_of[0], dict):
-        return _strict_node(dict({k: v for k, v in node.items() if k != "allOf"}, **all_of[0]), depth, top)
+        return _strict_node(dict({k: v for k, v in node.items() if k != "allOf"}, **all_of[0]), depth, defs)
+    if not top:  # (below the top these change what a $ref means)
+        refused += [k for k in ("$defs", "definitions", "$id", "$anchor", "$dynamicRef", "$dynamicAnchor")
+                    if k in node]
     if refused:
         raise ValueError("it uses %s" % ", ".join(refused))
     out: _Json = {}
@@ -8655,17 +8661,22 @@ def _strict_node(node: Any, depth: int, top: bool) -> _Json:
     if isinstance(description, str):
         out["description"] = description
     ref = node.get("$ref")
+    if isinstance(ref, str) and top:
+        raise ValueError("its top is a $ref, not the object itself")
     if isinstance(ref, str):
-        if ref != "#" and not ref.startswith(("#/$defs/", "#/definitions/")):
+        import urllib.parse  # (a URI fragment: percent-encoded)
+        ref = ref.replace("#/definitions/", "#/$defs/", 1)
+        name = urllib.parse.unquote(ref[8:]).replace("~1", "/").replace("~0", "~")
+        if ref != "#" and not (ref.startswith("#/$defs/") and name in defs):
             raise ValueError("it refers to %s, outside the schema's $defs" % ref)
-        out["$ref"] = ref.replace("#/definitions/", "#/$defs/", 1)
+        out["$ref"] = ref
         return out
     for key in ("enum", "const"):
         if key in node:
             out[key] = node[key]
     branches = node.get("anyOf", node.get("oneOf"))
     if isinstance(branches, list):
-        out["anyOf"] = [_strict_node(b, depth + 1, False) for b in branches]
+        out["anyOf"] = [_strict_node(b, depth + 1, defs) for b in branches]
     kinds = node.get("type")
     if kinds is None:
         if not out.keys() & {"enum", "const", "anyOf"}:
@@ -8679,15 +8690,15 @@ def _strict_node(node: Any, depth: int, top: bool) -> _Json:
     if out.get("format") not in _STRICT_FORMATS:
         out.pop("format", None)
     if "items" in out:
-        out["items"] = _strict_node(out["items"], depth + 1, False)
+        out["items"] = _strict_node(out["items"], depth + 1, defs)
     if "object" in (kinds if isinstance(kinds, list) else [kinds]):
         extra = node.get("additionalProperties", False)
         properties = node.get("properties") or {}
         if extra is not False or not properties and not top:
             raise ValueError("an object takes keys it does not name")
         required = node.get("required") or []
-        out["properties"] = {name: _strict_node(sub, depth + 1, False) if name in required
-                             else _nullable(_strict_node(sub, depth + 1, False)) for name, sub in properties.items()}
+        out["properties"] = {name: _strict_node(sub, depth + 1, defs) if name in required
+                             else _nullable(_strict_node(sub, depth + 1, defs)) for name, sub in properties.items()}
         out["required"] = list(properties)
         out["additionalProperties"] = False
     return out
@@ -8695,7 +8706,7 @@ def _strict_node(node: Any, depth: int, top: bool) -> _Json:
 
 def _nullable(schema: _Json) -> _Json:
     """``schema`` that also takes null: how strict mode spells an optional property."""
-    if _allows_null(schema, {}):
+    if _allows_null(schema, None):
         return schema
     kinds = schema.get("type")
     if isinstance(kinds, (str, list)) and "enum" not in schema and "const" not in schema:
@@ -8706,16 +8717,17 @@ def _nullable(schema: _Json) -> _Json:
     return dict(description, anyOf=[{k: v for k, v in schema.items() if k != "description"}, {"type": "null"}])
 
 
-def _allows_null(schema: Any, root: _Json, depth: int = 0) -> bool:
+def _allows_null(schema: Any, root: _Json | None, depth: int = 0) -> bool:
     """Whether ``schema`` (in the document ``root``) accepts null, as far as its type, enum,
-    const, anyOf/oneOf and local $ref say: what decides whether a strict-mode null is dropped."""
+    const, anyOf/oneOf and local $ref say: what decides whether a strict-mode null is dropped.
+    Without ``root`` a $ref is taken to refuse null."""
     if depth > SCHEMA_MAX_DEPTH:
         return True  # (a $ref loop: leave the null to the tool)
     if not isinstance(schema, dict):
         return schema is not False
     ref = schema.get("$ref")
     if isinstance(ref, str):
-        return _allows_null(_local_ref(root, ref), root, depth + 1)
+        return root is not None and _allows_null(_local_ref(root, ref), root, depth + 1)
     kinds = schema.get("type")
     if kinds is not None and "null" not in (kinds if isinstance(kinds, list) else [kinds]):
         return False
@@ -8967,9 +8979,10 @@ def _content_parts(result: _Json) -> List[_Json]:
             else:
                 parts.append({"type": "text", "text": "resource <%s>: %s bytes of %s, not shown" % (
                     res.get("uri"), len(str(res.get("blob", ""))) * 3 // 4, res.get("mimeType") or "binary data")})
-        else:
-            parts.append({"type": "text", "text": "[%s content, not shown]" % (kind if isinstance(kind, str)
-                                                                             else "unknown")})
+        else:  # (audio, and what later revisions add: named, so the model knows something came)
+            parts.append({"type": "text", "text": "[%s content%s, not shown]" % (
+                kind if isinstance(kind, str) else "unknown", " (%s)" % block["mimeType"]
+                if isinstance(block.get("mimeType"), str) else "")})
     if "structuredContent" in result:
         shown = result["structuredContent"]
         alone = shown["result"] if isinstance(shown, dict) and list(shown) == ["result"] else shown  # (as call())
