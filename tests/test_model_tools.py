@@ -436,3 +436,13 @@ def test_a_group_has_clients_methods_with_namespaced_names(group):
     assert [p["name"] for p in group.list_prompts()] == ["tour__explain"]
     assert group.get_prompt("tour__explain", expression="1 + 1")["messages"]
     assert list(group.errors) == ["broken"]  # (the model server offers no resources nor prompts: not an error)
+
+
+def test_the_agent_example_runs_its_loop_to_the_final_answer():
+    import subprocess
+    done = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "agent.py")], cwd=ROOT, timeout=60,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        'model calls add({"a": 2, "b": 3})', 'model calls multiply({"a": 6, "b": 7})',
+        'model calls divide({"a": 1, "b": 0})', "2 + 3 = 5, 6 * 7 = 42, and 1 / 0 gave: Error: division by zero"]
