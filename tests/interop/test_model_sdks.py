@@ -47,3 +47,33 @@ def test_a_real_sdk_loop_ends_with_a_final_answer(provider, mode, strict):
     if mode == "group":
         assert answers["c_add"] == "5"
     assert out["final"] == "done: %d answers read" % len(answers)
+
+
+PEERS = {  # name: (why it cannot run, its stdio argv)
+    "server-everything": (peers.npm_missing, peers.everything_stdio_argv),
+    "sdk-server": (peers.venv_missing, peers.sdk_stdio_argv),
+    "fastmcp-tasks": (peers.fastmcp_tasks_missing, peers.fastmcp_tasks_stdio_argv),
+}
+
+
+@pytest.mark.parametrize("peer", sorted(PEERS))
+def test_every_tool_of_the_interop_servers_follows_the_providers_rules(peer):
+    """tools_for() over every tool of the peers (names, schemas), each provider, strict or not."""
+    import sys
+    sys.path.insert(0, os.path.dirname(HERE))
+    from model_rules import tool_problems
+    from mcp_min import Client
+    missing, argv = PEERS[peer]
+    if missing():
+        pytest.skip(missing())
+    with Client(argv(), timeout=60) as client:
+        listed = client.list_tools()
+        assert listed
+        strict_ones = 0
+        for provider in ("openai", "openai-responses", "anthropic"):
+            for strict in (False, True):
+                tools = client.tools_for(provider, strict=strict)
+                assert tool_problems(provider, tools) == [], (provider, strict)
+                assert len(tools) == len(listed)
+                strict_ones += sum(1 for t in tools if t.get("function", t).get("strict") is True)
+        assert strict_ones > 0 or peer == "fastmcp-tasks"  # (most are strict-able; that one not checked here)
