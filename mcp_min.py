@@ -8567,7 +8567,8 @@ _STRICT_REFUSED = ("allOf", "not", "if", "then", "else", "dependentSchemas", "de
 # At the top of a tool's schema both vendors want a plain object: no combinators, no enum.
 _TOP_REFUSED = ("anyOf", "oneOf", "allOf", "not", "if", "then", "else", "enum", "const")
 _MODEL_IMAGES = ("image/png", "image/jpeg", "image/gif", "image/webp")  # what Anthropic and Responses show
-_MODEL_TOOLS: weakref.WeakKeyDictionary[object, _ModelTools] = weakref.WeakKeyDictionary()  # Client or Group -> its last _ModelTools (what the model saw)
+# A Client or Group -> the tools of its last tools_for(), by the names the model saw (run_tool_calls maps back).
+_MODEL_TOOLS: weakref.WeakKeyDictionary[object, _ModelTools] = weakref.WeakKeyDictionary()
 
 
 def _model_names(names: Iterable[str]) -> Dict[str, str]:

@@ -245,7 +245,8 @@ def test_a_provider_that_is_none_of_the_three(model):
 
 def chat(*calls):
     return {"role": "assistant", "content": None, "tool_calls": [
-        {"id": "c%d" % i, "type": "function", "function": {"name": n, "arguments": a}} for i, (n, a) in enumerate(calls)]}
+        {"id": "c%d" % i, "type": "function", "function": {"name": n, "arguments": a}}
+        for i, (n, a) in enumerate(calls)]}
 
 
 def responses(*calls):
@@ -418,8 +419,8 @@ def test_a_group_gives_its_tools_and_runs_the_calls_on_their_servers(group):
 def test_a_server_gone_after_listing_is_answered_with_its_error_and_the_others_still_run(group):
     group.tools_for("openai")
     group.clients["model"].close()
-    got = texts("openai", group.run_tool_calls(chat(("model__echo", '{"text": "x"}'), ("tour__add", '{"a": 1, "b": 1}')),
-                                               "openai"))
+    calls = chat(("model__echo", '{"text": "x"}'), ("tour__add", '{"a": 1, "b": 1}'))
+    got = texts("openai", group.run_tool_calls(calls, "openai"))
     assert got["c0"][1] and "the call failed" in got["c0"][0]
     assert got["c1"][0].startswith("2")
     names = {t["name"] for t in group.tools_for("anthropic")}  # the dead server is reported, the others stay
