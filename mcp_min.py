@@ -8759,6 +8759,14 @@ def _drop_nulls(value: Any, schema: Any, root: _Json, depth: int = 0) -> Any:
     ref = schema.get("$ref")
     if isinstance(ref, str):
         return _drop_nulls(value, _local_ref(root, ref), root, depth + 1)
+    branches = schema.get("anyOf", schema.get("oneOf"))
+    if isinstance(value, dict) and isinstance(branches, list):  # the first branch that names every key
+        for branch in branches:
+            if isinstance(branch, dict) and "$ref" in branch:
+                branch = _local_ref(root, branch["$ref"])
+            named = branch.get("properties") if isinstance(branch, dict) else None
+            if isinstance(named, dict) and set(value) <= set(named):
+                return _drop_nulls(value, branch, root, depth + 1)
     if isinstance(value, dict):
         found = schema.get("properties")
         properties: _Json = found if isinstance(found, dict) else {}

@@ -178,6 +178,19 @@ def test_strict_mode_rewrites(caplog):
     assert schema_problems(out, True) == []
 
 
+def test_nulls_are_dropped_in_nested_objects_arrays_refs_and_anyof_branches():
+    schema = {"type": "object", "$defs": {"p": {"type": "object", "properties": {
+        "x": {"type": "integer"}, "note": {"type": "string"}, "maybe": {"type": ["string", "null"]}}}},
+        "properties": {"p": {"$ref": "#/$defs/p"}, "ps": {"type": "array", "items": {"$ref": "#/$defs/p"}},
+                       "either": {"anyOf": [{"type": "string"}, {"type": "object", "properties": {
+                           "a": {"type": "integer"}, "b": {"type": "integer"}}}]},
+                       "free": {"type": "object"}}}
+    sent = {"p": {"x": 1, "note": None, "maybe": None}, "ps": [{"x": 2, "note": None}],
+            "either": {"a": 1, "b": None}, "free": {"k": None}}
+    assert mcp_min._drop_nulls(sent, schema, schema) == {
+        "p": {"x": 1, "maybe": None}, "ps": [{"x": 2}], "either": {"a": 1}, "free": {"k": None}}
+
+
 def suite_schemas():
     for path in sorted(glob.glob(os.path.join(HERE, "schema-test-suite", "*", "*.json"))):
         with open(path, encoding="utf-8") as f:
