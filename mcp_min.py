@@ -7732,6 +7732,24 @@ class Client(object):
         out (with a warning), as the spec asks."""
         return self._session.list_tools(refresh, _timeout_arg(timeout, _DEFAULT))
 
+    def tools_for(self, provider: str, *, strict: bool = False) -> List[Dict[str, Any]]:
+        """The server's tools as a model provider's API takes them in ``tools=``: ``provider`` is
+        ``"openai"`` (Chat Completions), ``"openai-responses"`` or ``"anthropic"`` (Messages).
+        Names the providers refuse are mapped (run_tool_calls maps them back); ``strict=True``
+        applies OpenAI's strict-mode schema rules where a tool's schema allows (see the README,
+        "Giving a model the tools")."""
+        return _tools_for(self, provider, strict)
+
+    def run_tool_calls(self, calls: Any, provider: str, *, timeout: float | None = _DEFAULT
+                       ) -> List[Dict[str, Any]]:
+        """Run every tool call in a model's answer at once; return what to append to the
+        conversation, in ``provider``'s shape.  ``calls``: the assistant message (or its
+        ``tool_calls``), the Responses output items, the Anthropic message (or its ``content``
+        blocks); dicts, or the provider SDK's objects.  The model's own mistakes (an unknown
+        tool, arguments that are not JSON or fail the tool's input schema) and the tools'
+        failures and timeouts come back as answers the model reads, never as exceptions."""
+        return _run_tool_calls(self, calls, provider, _timeout_arg(timeout, _DEFAULT))
+
     # -- resources and prompts ----------------------------------------------------
     def list_resources(self, refresh: bool = False, *, timeout: float | None = _DEFAULT) -> List[Dict[str, Any]]:
         """All resources (every page)."""
@@ -8701,8 +8719,9 @@ class Group(object):
             ``{"url", "headers"}`` (HTTP), ``${env:NAME}`` expanded; ``"disabled": true``
             leaves it out.  A file that cannot be read raises ValueError; a bad entry is that
             server's error.
-        separator: between server and tool names (default ``"."``).  A server is found by
-            the longest name that matches, so tool names may contain it too.
+        separator: between server and tool names (default ``"__"``: it keeps a namespaced name
+            valid for the model providers, ``^[a-zA-Z0-9_-]{1,64}$``, as ``"."`` would not).  A
+            server is found by the longest name that matches, so tool names may contain it too.
         options: Client options for every server (``timeout=``, ``inherit_env=``, ``auth=``...).
 
     ``clients`` maps each server that connected to its Client; ``errors`` maps the others
@@ -8710,7 +8729,7 @@ class Group(object):
     failing never fails the rest.  ``close()`` closes them all at once.
     """
 
-    def __init__(self, config: str | os.PathLike[str] | Mapping[str, Any], *, separator: str = ".",
+    def __init__(self, config: str | os.PathLike[str] | Mapping[str, Any], *, separator: str = "__",
                  **options: Any) -> None:
         if not isinstance(separator, str) or not separator:
             raise ValueError("separator must be a non-empty string, not %r" % (separator,))
@@ -8739,13 +8758,33 @@ class Group(object):
     def list_tools(self, refresh: bool = False) -> List[Dict[str, Any]]:
         """Every connected server's tools (asked in parallel), each a copy named
         ``server + separator + tool``; a server that fails here moves to ``errors``."""
-        listed, errors = _in_parallel(self.clients, lambda name, c: c.list_tools(refresh), "list a server's tools")
-        self.errors.update(sorted(errors.items()))
-        tools: List[_Json] = []
-        for name, server_tools in sorted(listed.items()):
-            tools.extend(dict(t, name=name + self.separator + str(t.get("name"))) for t in server_tools
+        return self._list_all(None, lambda c: c.list_tools(refresh), "name")
+
+    def list_resources(self, refresh: bool = False) -> List[Dict[str, Any]]:
+        """Every resource of the servers that offer resources, each a copy whose ``uri`` is
+        ``server + separator + uri`` (what read_resource takes); a failing server moves to ``errors``."""
+        return self._list_all("resources", lambda c: c.list_resources(refresh), "uri")
+
+    def list_prompts(self, refresh: bool = False) -> List[Dict[str, Any]]:
+        """Every prompt of the servers that offer prompts, each a copy named ``server + separator +
+        prompt``; a failing server moves to ``errors``."""
+        return self._list_all("prompts", lambda c: c.list_prompts(refresh), "name")
+
+    def _list_all(self, capability: str | None, list_one: Callable[[Client], List[_Json]], key: str) -> List[_Json]:
+        """One list from every server (that declares ``capability``), asked in parallel, ``key``
+        of each item namespaced."""
+        offering = {name: c for name, c in self.clients.items()
+                    if capability is None or capability in c.server_capabilities}
+        listed, errors = _in_parallel(offering, lambda name, c: list_one(c), "list a server's %s" % (
+            capability or "tools"))
+        for name, error in sorted(errors.items()):
+            _log.warning("server %r of the group failed: %s", name, error)
+            self.errors[name] = error
+        items: List[_Json] = []
+        for name, server_items in sorted(listed.items()):
+            items.extend(dict(t, **{key: name + self.separator + str(t.get(key))}) for t in server_items
                          if isinstance(t, dict))
-        return tools
+        return items
 
     def client(self, name: str) -> Client:
         """The Client of the server named ``name`` (McpError if it did not connect)."""
@@ -8757,9 +8796,44 @@ class Group(object):
 
     def call(self, name: str, arguments: Mapping[str, Any] | None = None, /, *, timeout: float | None = _DEFAULT,
              progress: Callable[..., object] | None = None, **kwargs: Any) -> Any:
-        """Call ``"server.tool"`` (with the group's separator); as Client.call otherwise."""
+        """Call ``"server__tool"`` (with the group's separator); as Client.call otherwise."""
         server, tool = self._split(name)
         return self.client(server).call(tool, arguments, timeout=timeout, progress=progress, **kwargs)
+
+    def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None, /, *,
+                  timeout: float | None = _DEFAULT, progress: Callable[..., object] | None = None,
+                  **kwargs: Any) -> Dict[str, Any]:
+        """Call ``"server__tool"`` and return the raw CallToolResult dict; as Client.call_tool otherwise."""
+        server, tool = self._split(name)
+        return self.client(server).call_tool(tool, arguments, timeout=timeout, progress=progress, **kwargs)
+
+    def submit(self, name: str, arguments: Mapping[str, Any] | None = None, /, *, timeout: float | None = _DEFAULT,
+               progress: Callable[..., object] | None = None, **kwargs: Any) -> Future:
+        """Start ``"server__tool"`` and return its Future at once; as Client.submit otherwise."""
+        server, tool = self._split(name)
+        return self.client(server).submit(tool, arguments, timeout=timeout, progress=progress, **kwargs)
+
+    def read_resource(self, uri: str, *, timeout: float | None = _DEFAULT, refresh: bool = False) -> Dict[str, Any]:
+        """Read ``"server__uri"`` (a ``uri`` of list_resources()); as Client.read_resource otherwise."""
+        server, own = self._split(uri)
+        return self.client(server).read_resource(own, timeout=timeout, refresh=refresh)
+
+    def get_prompt(self, name: str, arguments: Mapping[str, Any] | None = None, /, *,
+                   timeout: float | None = _DEFAULT, **kwargs: Any) -> Dict[str, Any]:
+        """Get ``"server__prompt"``; as Client.get_prompt otherwise."""
+        server, prompt = self._split(name)
+        return self.client(server).get_prompt(prompt, arguments, timeout=timeout, **kwargs)
+
+    def tools_for(self, provider: str, *, strict: bool = False) -> List[Dict[str, Any]]:
+        """Every connected server's tools (namespaced) as Client.tools_for gives them; a server
+        that fails to list them moves to ``errors`` (and the log), the others' tools stay."""
+        return _tools_for(self, provider, strict)
+
+    def run_tool_calls(self, calls: Any, provider: str, *, timeout: float | None = _DEFAULT
+                       ) -> List[Dict[str, Any]]:
+        """As Client.run_tool_calls, each call sent to its server; a call to a server that is
+        gone is answered with that server's error."""
+        return _run_tool_calls(self, calls, provider, _timeout_arg(timeout, _DEFAULT))
 
     def _split(self, name: str) -> Tuple[str, str]:
         if not isinstance(name, str):
@@ -8783,6 +8857,516 @@ class Group(object):
 
     def __repr__(self) -> str:
         return "<mcp_min.Group %d connected, %d failed>" % (len(self.clients), len(self.errors))
+
+
+# ---------------------------------------------------------------------------
+# Model tools: the servers' tools in a model provider's format, and the calls the model
+# makes run (an add-on over Client and Group: each has two thin methods into it).
+#   tools_for(provider) is the tools= list of the provider's API; run_tool_calls(calls,
+#   provider) runs what the model asked for and returns what to append to the conversation.
+#   Providers: "openai" (Chat Completions), "openai-responses" (the Responses API),
+#   "anthropic" (Messages).  Their function names follow one rule, ^[a-zA-Z0-9_-]{1,64}$,
+#   so one mapping of names serves all three.  Nothing here runs at import.
+# ---------------------------------------------------------------------------
+
+MODEL_PROVIDERS = ("openai", "openai-responses", "anthropic")
+MODEL_NAME_CHARS = 64  # the longest function name all three APIs accept.
+_MODEL_NAME = r"[a-zA-Z0-9_-]{1,64}\Z"
+_NAME_DIGEST_CHARS = 8  # hex digits of the real name's SHA-1 that set a changed name apart (2**32 values).
+STRICT_MAX_DEPTH = 10  # nested object and array levels OpenAI's strict mode accepts in a schema.
+# OpenAI strict mode: the keywords it reads beside "type", by type; the string formats it knows.
+_STRICT_KEYWORDS = {"string": ("pattern", "format"), "array": ("items", "minItems", "maxItems"),
+                    "object": ("properties", "required", "additionalProperties"),
+                    "number": ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")}
+_STRICT_FORMATS = ("date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid")
+# Keywords whose meaning strict mode cannot carry (dropping them would let the model build calls the
+# tool refuses by design, not just by a bound): such a tool is sent without strict.
+_STRICT_REFUSED = ("allOf", "not", "if", "then", "else", "dependentSchemas", "dependentRequired", "dependencies",
+                   "patternProperties", "propertyNames", "unevaluatedProperties", "unevaluatedItems",
+                   "prefixItems", "contains")
+# At the top of a tool's schema both vendors want a plain object: no combinators, no enum.
+_TOP_REFUSED = ("anyOf", "oneOf", "allOf", "not", "if", "then", "else", "enum", "const")
+_MODEL_IMAGES = ("image/png", "image/jpeg", "image/gif", "image/webp")  # what Anthropic and Responses show
+# A Client or Group -> the tools of its last tools_for(), by the names the model saw (run_tool_calls maps back).
+_MODEL_TOOLS: weakref.WeakKeyDictionary[object, _ModelTools] = weakref.WeakKeyDictionary()
+
+
+def _model_names(names: Iterable[str]) -> Dict[str, str]:
+    """Real tool name -> a name the providers accept, one to one.  A valid name stays as it is;
+    another becomes its ASCII letters, digits, ``_`` and ``-`` (others as ``_``), and when that is
+    taken or too long, a cut of it plus ``_`` and the first hex digits of the real name's SHA-1.
+    Decided in one order (valid names first, then by name), so the same set of names always
+    maps the same way, and a name keeps its mapping unless a clash forces the digest."""
+    import hashlib
+    import unicodedata
+    wanted: Dict[str, Tuple[str, str]] = {}
+    for name in set(names):
+        if re.match(_MODEL_NAME, name):
+            wanted[name] = (name, name)
+            continue
+        ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode("ascii")
+        plain = re.sub(r"[^a-zA-Z0-9_-]", "_", ascii_name) or "tool"
+        digest = hashlib.sha1(name.encode("utf-8", "surrogatepass")).hexdigest()[:_NAME_DIGEST_CHARS]
+        wanted[name] = (plain, plain[:MODEL_NAME_CHARS - _NAME_DIGEST_CHARS - 1] + "_" + digest)
+    out: Dict[str, str] = {}
+    taken: Set[str] = set()
+    for name in sorted(wanted, key=lambda n: (wanted[n][0] != n, n)):
+        plain, hashed = wanted[name]
+        choice = plain if len(plain) <= MODEL_NAME_CHARS and plain not in taken else hashed
+        extra = 1
+        while choice in taken:  # (two digests alike: a numbered suffix, in the same fixed order)
+            extra += 1
+            choice = hashed[:MODEL_NAME_CHARS - len(str(extra)) - 1] + "_%d" % extra
+        taken.add(choice)
+        out[name] = choice
+    return out
+
+
+def _top_schema(schema: Any) -> _Json:
+    """A tool's input schema as both vendors take it at the top: an object with properties
+    (OpenAI refuses an object schema without them), no combinator or enum there."""
+    top = dict(schema) if isinstance(schema, dict) else {}
+    for key in _TOP_REFUSED:
+        top.pop(key, None)
+    top["type"] = "object"
+    if not isinstance(top.get("properties"), dict):
+        top["properties"] = {}
+    return top
+
+
+def _strict_schema(schema: Any) -> Tuple[_Json, str | None]:
+    """(the schema under OpenAI's strict-mode rules, None) or (the plain schema, why strict mode
+    cannot carry it).  Every object gets ``additionalProperties: false`` and all its properties
+    required, the optional ones made nullable (what the model then sends as null,
+    run_tool_calls drops); ``oneOf`` becomes ``anyOf``; bounds strict mode does not read
+    (lengths, uniqueness, unknown formats) are dropped (the arguments are still checked against
+    the tool's own schema before the call), a ``default`` goes into the description; what
+    changes the shape of a valid value (``allOf``, ``not``, open maps...) makes the tool not
+    strict-able."""
+    top = _top_schema(schema)
+    defs: Dict[str, Any] = {}
+    for key in ("$defs", "definitions"):
+        found = top.pop(key, None)
+        if isinstance(found, dict):
+            defs.update(found)
+    try:
+        out = _strict_node(top, 0, defs)
+        if defs:
+            out["$defs"] = {k: _strict_node(v, 1, defs) for k, v in defs.items()}
+    except ValueError as e:
+        return _top_schema(schema), str(e)
+    return out, None
+
+
+def _strict_node(node: Any, depth: int, defs: Mapping[str, Any]) -> _Json:
+    """One part of a schema under strict mode (``depth`` 0: the top); ``defs``: the top's $defs,
+    all a $ref may name.  ValueError says why strict mode cannot carry it."""
+    top = depth == 0
+    if depth > STRICT_MAX_DEPTH:
+        raise ValueError("nested deeper than %d levels" % STRICT_MAX_DEPTH)
+    if not isinstance(node, dict):  # (true, false: any value, no value)
+        raise ValueError("a schema that is %s, not an object" % _a_json(node))
+    refused = [k for k in _STRICT_REFUSED if k in node]
+    all_of = node.get("allOf")
+    if refused == ["allOf"] and isinstance(all_of, list) and len(all_of) == 1 and isinstance(all_of[0], dict):
+        return _strict_node(dict({k: v for k, v in node.items() if k != "allOf"}, **all_of[0]), depth, defs)
+    if not top:  # (below the top these change what a $ref means)
+        refused += [k for k in ("$defs", "definitions", "$id", "$anchor", "$dynamicRef", "$dynamicAnchor")
+                    if k in node]
+    if refused:
+        raise ValueError("it uses %s" % ", ".join(refused))
+    out: _Json = {}
+    description = node.get("description")
+    if "default" in node:
+        description = "%s%s(default: %s)" % (description or "", " " if description else "", _to_json(node["default"]))
+    if isinstance(description, str):
+        out["description"] = description
+    ref = node.get("$ref")
+    if isinstance(ref, str) and top:
+        raise ValueError("its top is a $ref, not the object itself")
+    if isinstance(ref, str):
+        import urllib.parse  # (a URI fragment: percent-encoded)
+        ref = ref.replace("#/definitions/", "#/$defs/", 1)
+        name = urllib.parse.unquote(ref[8:]).replace("~1", "/").replace("~0", "~")
+        if ref != "#" and not (ref.startswith("#/$defs/") and name in defs):
+            raise ValueError("it refers to %s, outside the schema's $defs" % ref)
+        out["$ref"] = ref
+        return out
+    for key in ("enum", "const"):
+        if key in node:
+            out[key] = node[key]
+    branches = node.get("anyOf", node.get("oneOf"))
+    if isinstance(branches, list):
+        out["anyOf"] = [_strict_node(b, depth + 1, defs) for b in branches]
+    kinds = node.get("type")
+    if kinds is None:
+        if not out.keys() & {"enum", "const", "anyOf"}:
+            raise ValueError("a part of it accepts any value (no type)")
+        return out
+    out["type"] = kinds
+    for kind in kinds if isinstance(kinds, list) else [kinds]:
+        for key in _STRICT_KEYWORDS.get("number" if kind == "integer" else kind, ()):
+            if key in node:
+                out[key] = node[key]
+    if out.get("format") not in _STRICT_FORMATS:
+        out.pop("format", None)
+    if "items" in out:
+        out["items"] = _strict_node(out["items"], depth + 1, defs)
+    if "object" in (kinds if isinstance(kinds, list) else [kinds]):
+        extra = node.get("additionalProperties", False)
+        properties = node.get("properties") or {}
+        if extra is not False or not properties and not top:
+            raise ValueError("an object takes keys it does not name")
+        required = node.get("required") or []
+        out["properties"] = {name: _strict_node(sub, depth + 1, defs) if name in required
+                             else _nullable(_strict_node(sub, depth + 1, defs)) for name, sub in properties.items()}
+        out["required"] = list(properties)
+        out["additionalProperties"] = False
+    return out
+
+
+def _nullable(schema: _Json) -> _Json:
+    """``schema`` that also takes null: how strict mode spells an optional property."""
+    if _allows_null(schema, None):
+        return schema
+    kinds = schema.get("type")
+    if isinstance(kinds, (str, list)) and "enum" not in schema and "const" not in schema:
+        return dict(schema, type=(kinds if isinstance(kinds, list) else [kinds]) + ["null"])
+    if isinstance(schema.get("anyOf"), list) and len(schema) == 1:
+        return {"anyOf": schema["anyOf"] + [{"type": "null"}]}
+    description = {"description": schema["description"]} if "description" in schema else {}
+    return dict(description, anyOf=[{k: v for k, v in schema.items() if k != "description"}, {"type": "null"}])
+
+
+def _allows_null(schema: Any, root: _Json | None, depth: int = 0) -> bool:
+    """Whether ``schema`` (in the document ``root``) accepts null, as far as its type, enum,
+    const, anyOf/oneOf and local $ref say: what decides whether a strict-mode null is dropped.
+    Without ``root`` a $ref is taken to refuse null."""
+    if depth > SCHEMA_MAX_DEPTH:
+        return True  # (a $ref loop: leave the null to the tool)
+    if not isinstance(schema, dict):
+        return schema is not False
+    ref = schema.get("$ref")
+    if isinstance(ref, str):
+        return root is not None and _allows_null(_local_ref(root, ref), root, depth + 1)
+    kinds = schema.get("type")
+    if kinds is not None and "null" not in (kinds if isinstance(kinds, list) else [kinds]):
+        return False
+    if "enum" in schema and (not isinstance(schema["enum"], list) or None not in schema["enum"]):
+        return False
+    if "const" in schema and schema["const"] is not None:
+        return False
+    branches = [b for k in ("anyOf", "oneOf") for b in schema.get(k) or () if isinstance(schema.get(k), list)]
+    return not branches or any(_allows_null(b, root, depth + 1) for b in branches)
+
+
+def _local_ref(root: _Json, ref: str) -> Any:
+    """The part of ``root`` a ``#/...`` JSON pointer names; True (anything) when it names none."""
+    if not ref.startswith("#"):
+        return True
+    node: Any = root
+    for part in ref[1:].split("/")[1:]:
+        part = part.replace("~1", "/").replace("~0", "~")
+        node = node.get(part, True) if isinstance(node, dict) else True
+    return node
+
+
+def _drop_nulls(value: Any, schema: Any, root: _Json, depth: int = 0) -> Any:
+    """``value`` without the nulls a strict-mode model sends for the optional properties it
+    leaves out, where the tool's schema does not take null (nested objects and arrays too)."""
+    if depth > SCHEMA_MAX_DEPTH or not isinstance(schema, dict):
+        return value
+    ref = schema.get("$ref")
+    if isinstance(ref, str):
+        return _drop_nulls(value, _local_ref(root, ref), root, depth + 1)
+    branches = schema.get("anyOf", schema.get("oneOf"))
+    if isinstance(value, dict) and isinstance(branches, list):  # the first branch that names every key
+        for branch in branches:
+            if isinstance(branch, dict) and "$ref" in branch:
+                branch = _local_ref(root, branch["$ref"])
+            named = branch.get("properties") if isinstance(branch, dict) else None
+            if isinstance(named, dict) and set(value) <= set(named):
+                return _drop_nulls(value, branch, root, depth + 1)
+    if isinstance(value, dict):
+        found = schema.get("properties")
+        properties: _Json = found if isinstance(found, dict) else {}
+        return {k: _drop_nulls(v, properties.get(k), root, depth + 1) for k, v in value.items()
+                if v is not None or k not in properties or _allows_null(properties[k], root)}
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        return [_drop_nulls(v, schema["items"], root, depth + 1) for v in value]
+    return value
+
+
+def _tool_entry(provider: str, name: str, tool: _Json, strict: bool) -> _Json:
+    """One tool as ``provider``'s API takes it (only the keys it knows: the APIs refuse others)."""
+    if strict:
+        schema, problem = _strict_schema(tool.get("inputSchema"))
+        if problem is not None:
+            _log.warning("tool %r goes to the model without strict mode: %s", tool.get("name"), problem)
+            strict = False
+    else:
+        schema = _top_schema(tool.get("inputSchema"))
+    description = tool.get("description")
+    if not isinstance(description, str):
+        description = tool.get("title") if isinstance(tool.get("title"), str) else None
+    said = {"description": description} if description else {}
+    if provider == "anthropic":
+        return dict({"name": name}, **said, input_schema=schema, **({"strict": True} if strict else {}))
+    if provider == "openai":
+        return {"type": "function", "function": dict({"name": name}, **said, parameters=schema,
+                                                     **({"strict": True} if strict else {}))}
+    # The Responses API reads a function tool without "strict" as strict: say it either way.
+    return dict({"type": "function", "name": name}, **said, parameters=schema, strict=strict)
+
+
+def _check_provider(provider: object) -> str:
+    if provider not in MODEL_PROVIDERS:
+        raise ValueError("provider must be one of %s, not %r" % (", ".join(repr(p) for p in MODEL_PROVIDERS),
+                                                                  provider))
+    return str(provider)
+
+
+class _ModelTools(object):
+    """The tools a model was shown, by the name it was shown: (real name, tool, its input check)."""
+
+    def __init__(self, tools: Iterable[Any]) -> None:
+        listed = [t for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)]
+        names = _model_names(t["name"] for t in listed)
+        self.tools: Dict[str, Tuple[str, _Json]] = {names[t["name"]]: (t["name"], t) for t in listed}
+        self.checks: Dict[str, _ValueCheck | None] = {}
+
+    def find(self, name: str) -> Tuple[str, _Json] | None:
+        found = self.tools.get(name)
+        if found is None:  # (a model that echoes a real name the mapping changed: it means that tool)
+            found = next((v for v in self.tools.values() if v[0] == name), None)
+        return found
+
+    def check(self, name: str, schema: Any) -> _ValueCheck | None:
+        if name not in self.checks:
+            try:
+                self.checks[name] = _compile_schema(schema, what="the arguments of tool %r" % name)
+            except (ValueError, TypeError, LookupError, ArithmeticError) as e:  # (_SchemaError too)
+                _log.warning("not checking the arguments of tool %r: %s", name, e)
+                self.checks[name] = None
+        return self.checks[name]
+
+
+def _tools_for(owner: Client | Group, provider: str, strict: bool) -> List[Dict[str, Any]]:
+    """Client.tools_for and Group.tools_for."""
+    provider = _check_provider(provider)
+    table = _ModelTools(owner.list_tools())
+    _MODEL_TOOLS[owner] = table
+    return [_tool_entry(provider, name, tool, bool(strict)) for name, (_, tool) in table.tools.items()]
+
+
+def _plain(value: Any) -> Any:
+    """A provider SDK's object as the dicts and lists it dumps to (``model_dump()``, pydantic's)."""
+    dump = getattr(value, "model_dump", None)
+    if callable(dump) and not isinstance(value, (dict, list)):
+        return dump()
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _model_calls(calls: Any, provider: str) -> List[Tuple[str, str, Any]]:
+    """(call id, tool name, arguments as sent) of every tool call in ``calls``: whatever shape of
+    the model's answer the caller has (see run_tool_calls).  ValueError for a shape that is none."""
+    calls = _plain(calls)
+    if isinstance(calls, dict) and ("function" in calls or calls.get("type") in ("function_call", "tool_use")):
+        calls = [calls]  # (one call alone)
+    if isinstance(calls, dict):
+        if provider == "openai" and isinstance(calls.get("choices"), list) and calls["choices"]:
+            calls = _plain(calls["choices"][0]).get("message") or {}
+        key = {"openai": "tool_calls", "openai-responses": "output", "anthropic": "content"}[provider]
+        calls = _plain(calls.get(key) or [])
+    if not isinstance(calls, list):
+        raise ValueError("run_tool_calls(..., %r) takes the model's message, its %s or a list of them, not %s"
+                         % (provider, "tool calls" if provider == "openai" else "content blocks"
+                            if provider == "anthropic" else "output items", _a_json(calls)))
+    out = []
+    for item in calls:
+        item = _plain(item)
+        if not isinstance(item, dict):
+            raise ValueError("a tool call is an object, not %s" % _a_json(item))
+        if provider == "openai":
+            given = item.get("function")
+            function: _Json = given if isinstance(given, dict) else {}
+            call = item.get("id"), function.get("name"), function.get("arguments")
+        elif provider == "openai-responses":
+            if item.get("type") != "function_call":
+                continue  # (messages, reasoning: not calls)
+            call = item.get("call_id"), item.get("name"), item.get("arguments")
+        else:
+            if item.get("type") != "tool_use":
+                continue  # (text, thinking: not calls)
+            call = item.get("id"), item.get("name"), item.get("input")
+        if not isinstance(call[0], str) or not isinstance(call[1], str):
+            raise ValueError("a tool call without a string id and name: %s" % _glimpse(item, _SHOWN_CHARS))
+        out.append((call[0], call[1], call[2]))
+    return out
+
+
+def _start_call(owner: Client | Group, name: str, arguments: _Json, timeout: float | None) -> Future:
+    """A Future of the raw CallToolResult (as call_tool would give it), sent at once."""
+    if isinstance(owner, Group):
+        server, name = owner._split(name)
+        owner = owner.client(server)
+    return owner._tool_future(name, arguments, {}, timeout, None, None, False)
+
+
+def _run_tool_calls(owner: Client | Group, calls: Any, provider: str, timeout: float | None
+                    ) -> List[Dict[str, Any]]:
+    """Client.run_tool_calls and Group.run_tool_calls."""
+    provider = _check_provider(provider)
+    wanted = _model_calls(calls, provider)
+    if not wanted:
+        return []
+    table = _MODEL_TOOLS.get(owner)
+    if table is None or any(table.find(name) is None for _, name, _ in wanted):
+        table = _ModelTools(owner.list_tools())  # (not listed yet here, or changed since)
+        _MODEL_TOOLS[owner] = table
+    started: List[Tuple[str, str, Future | _Json]] = []
+    for call_id, name, arguments in wanted:
+        prepared = _prepare_call(table, name, arguments)
+        if isinstance(prepared, tuple):
+            try:
+                started.append((call_id, name, _start_call(owner, prepared[0], prepared[1], timeout)))
+            except McpError as e:  # (a server of the group that is gone)
+                started.append((call_id, name, _said("the call failed: %s" % e)))
+        else:
+            started.append((call_id, name, prepared))
+    done: List[Tuple[str, str, _Json]] = []
+    for call_id, name, outcome in started:
+        if not isinstance(outcome, Future):
+            done.append((call_id, name, outcome))
+            continue
+        try:
+            result: _Json = outcome.result()
+        except RequestTimeout as e:
+            result = _said("the tool did not answer in time: %s" % e)
+        except ToolError as e:  # (OutputValidationError: what it returned is not what it promised)
+            result = dict(e.result, isError=True, content=[{"type": "text", "text": str(e)}])
+        except McpError as e:
+            result = _said("the call failed: %s" % e)
+        done.append((call_id, name, result))
+    return _answers(provider, done)
+
+
+def _said(text: str) -> _Json:
+    """An answer for the model in the shape of a tool's error result."""
+    return {"content": [{"type": "text", "text": text}], "isError": True}
+
+
+def _prepare_call(table: _ModelTools, name: str, arguments: Any) -> Tuple[str, _Json] | _Json:
+    """(real tool name, arguments) to call, or the error result that tells the model what was wrong."""
+    found = table.find(name)
+    if found is None:
+        return _said("unknown tool %r; the tools are: %s" % (name, ", ".join(sorted(table.tools)) or "none"))
+    real, tool = found
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments) if arguments.strip() else {}
+        except ValueError as e:
+            return _said("the arguments are not JSON (%s): %s" % (e, _shorten(arguments, _EXCERPT_CHARS)))
+    if arguments is None:
+        arguments = {}
+    if not isinstance(arguments, dict):
+        return _said("the arguments must be a JSON object, not %s" % _a_json(arguments))
+    schema = tool.get("inputSchema")
+    if isinstance(schema, dict):
+        arguments = _drop_nulls(arguments, schema, schema)
+        check = table.check(real, schema)
+        wrong = check(arguments) if check is not None else None
+        if wrong is not None:
+            return _said("the arguments do not match the input schema of tool %r: at %s: %s"
+                         % (name, wrong[0] or "the top", wrong[1]))
+    return real, arguments
+
+
+def _content_parts(result: _Json) -> List[_Json]:
+    """A CallToolResult as text and image parts: text; images (base64) as they are; audio, links
+    and embedded resources as text naming them; structuredContent as JSON text unless a text
+    block already holds it."""
+    parts: List[_Json] = []
+    for block in result.get("content") or []:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            parts.append({"type": "text", "text": str(block.get("text", ""))})
+        elif kind == "image" and isinstance(block.get("data"), str):
+            parts.append({"type": "image", "mimeType": str(block.get("mimeType")), "data": block["data"]})
+        elif kind == "resource_link":
+            parts.append({"type": "text", "text": "resource link: %s <%s>%s%s" % (
+                block.get("name"), block.get("uri"), " (%s)" % block["mimeType"] if block.get("mimeType") else "",
+                ": %s" % block["description"] if block.get("description") else "")})
+        elif kind == "resource" and isinstance(block.get("resource"), dict):
+            res = block["resource"]
+            if isinstance(res.get("text"), str):
+                parts.append({"type": "text", "text": "resource <%s>:\n%s" % (res.get("uri"), res["text"])})
+            else:
+                parts.append({"type": "text", "text": "resource <%s>: %s bytes of %s, not shown" % (
+                    res.get("uri"), len(str(res.get("blob", ""))) * 3 // 4, res.get("mimeType") or "binary data")})
+        else:  # (audio, and what later revisions add: named, so the model knows something came)
+            parts.append({"type": "text", "text": "[%s content%s, not shown]" % (
+                kind if isinstance(kind, str) else "unknown", " (%s)" % block["mimeType"]
+                if isinstance(block.get("mimeType"), str) else "")})
+    if "structuredContent" in result:
+        shown = result["structuredContent"]
+        alone = shown["result"] if isinstance(shown, dict) and list(shown) == ["result"] else shown  # (as call())
+        if not any(p["type"] == "text" and (_json_equal(p["text"], shown) or _json_equal(p["text"], alone))
+                   for p in parts):
+            parts.append({"type": "text", "text": _to_json(shown)})
+    return parts
+
+
+def _json_equal(text: str, value: Any) -> bool:
+    try:
+        return _same_json(json.loads(text), value)
+    except ValueError:
+        return False
+
+
+def _answers(provider: str, done: List[Tuple[str, str, _Json]]) -> List[Dict[str, Any]]:
+    """What to append to the conversation, in ``provider``'s shape, for every call's result."""
+    blocks: List[_Json] = []
+    for call_id, name, result in done:
+        failed = result.get("isError") is True
+        parts = _content_parts(result)
+        shown = []
+        for part in parts:
+            if part["type"] == "image" and (provider == "openai" or part["mimeType"] not in _MODEL_IMAGES):
+                part = {"type": "text", "text": "[an image (%s, %d bytes) the tool returned: %s]" % (
+                    part["mimeType"], len(part["data"]) * 3 // 4, "a tool message of the Chat Completions API "
+                    "cannot carry images" if provider == "openai" else "not a type the model takes")}
+            if part["type"] == "text" and not part["text"]:
+                continue  # (Anthropic refuses an empty text block; it says nothing anyway)
+            shown.append(part)
+        if not shown:
+            shown = [{"type": "text", "text": "(the tool failed, saying nothing)" if failed else "(no output)"}]
+        text = "\n".join(p["text"] for p in shown if p["type"] == "text")
+        images = [p for p in shown if p["type"] == "image"]
+        if provider == "openai":
+            blocks.append({"role": "tool", "tool_call_id": call_id,
+                           "content": ("Error: " if failed else "") + text})
+        elif provider == "openai-responses":
+            output: Any = ("Error: " if failed else "") + text
+            if images:
+                output = [{"type": "input_text", "text": p["text"]} if p["type"] == "text" else
+                          {"type": "input_image", "image_url": "data:%s;base64,%s" % (p["mimeType"], p["data"])}
+                          for p in shown]
+            blocks.append({"type": "function_call_output", "call_id": call_id, "output": output})
+        else:
+            content: Any = text
+            if images:
+                content = [{"type": "text", "text": p["text"]} if p["type"] == "text" else
+                           {"type": "image", "source": {"type": "base64", "media_type": p["mimeType"],
+                                                        "data": p["data"]}} for p in shown]
+            blocks.append({"type": "tool_result", "tool_use_id": call_id, "content": content, "is_error": failed})
+    if provider == "anthropic":
+        return [{"role": "user", "content": blocks}]
+    return blocks
 
 
 # ---------------------------------------------------------------------------

@@ -141,7 +141,7 @@ def group(server, count):
     entry = {"url": server} if isinstance(server, str) else {"command": server[0], "args": server[1:]}
     g = mcp_min.Group({"mcpServers": {"a": entry, "b": dict(entry)}}, timeout=10)
     assert not g.errors, g.errors
-    assert g.call("b.echo", {"x": 1}) == {"x": 1}
+    assert g.call("b__echo", {"x": 1}) == {"x": 1}
     g.list_tools()  # (in parallel, as close(); a peer without tools/list moves to g.errors)
     close(g)
 

@@ -55,7 +55,7 @@ def test_a_group_lists_and_calls_namespaced_tools_and_reports_the_failing_one(tm
     url, stop = serve_http(server)
     config = {"mcpServers": {
         "calc": CALC,
-        "calc.v2": dict(CALC, env={"CALC_FLAVOUR": "2"}),  # a name holding the separator
+        "calc__v2": dict(CALC, env={"CALC_FLAVOUR": "2"}),  # a name holding the separator
         "web": {"url": url, "headers": {"X-Team": "blue"}},
         "broken": {"command": os.path.join(str(tmp_path), "no-such-server")},
         "exits": {"command": sys.executable, "args": [FAKE, json.dumps({"exit_at_start": 3,
@@ -66,20 +66,20 @@ def test_a_group_lists_and_calls_namespaced_tools_and_reports_the_failing_one(tm
     path.write_text(json.dumps(config))
     try:
         with Group(str(path), timeout=20) as group:
-            assert sorted(group.clients) == ["calc", "calc.v2", "web"]
+            assert sorted(group.clients) == ["calc", "calc__v2", "web"]
             assert sorted(group.errors) == ["broken", "exits"]
             assert "no API key" in str(group.errors["exits"])
             names = [t["name"] for t in group.list_tools()]
-            assert {"calc.add", "calc.v2.add", "web.add", "web.whoami"} <= set(names)
-            assert group.call("calc.add", a=2, b=3) == 5
-            assert group.call("calc.v2.multiply", {"a": 6, "b": 7}) == 42  # the longest name wins
-            assert group.call("web.add", a=1, b=1) == 2
+            assert {"calc__add", "calc__v2__add", "web__add", "web__whoami"} <= set(names)
+            assert group.call("calc__add", a=2, b=3) == 5
+            assert group.call("calc__v2__multiply", {"a": 6, "b": 7}) == 42  # the longest name wins
+            assert group.call("web__add", a=1, b=1) == 2
             with pytest.raises(ToolError):
-                group.call("calc.divide", a=1, b=0)
+                group.call("calc__divide", a=1, b=0)
             with pytest.raises(McpError, match="no connected server 'broken'"):
-                group.call("broken.anything")
+                group.call("broken__anything")
             with pytest.raises(McpError, match="names no server"):
-                group.call("nobody.add")
+                group.call("nobody__add")
             assert repr(group) == "<mcp_min.Group 3 connected, 2 failed>"
     finally:
         stop()
@@ -88,9 +88,9 @@ def test_a_group_lists_and_calls_namespaced_tools_and_reports_the_failing_one(tm
 
 
 def test_a_custom_separator_and_a_plain_dict(calc_http):
-    with Group({"a": calc_http, "b": calc_http}, separator="__") as group:
-        assert sorted(t["name"] for t in group.list_tools() if t["name"].endswith("__add")) == ["a__add", "b__add"]
-        assert group.call("b__subtract", a=5, b=3) == 2
+    with Group({"a": calc_http, "b": calc_http}, separator=".") as group:
+        assert sorted(t["name"] for t in group.list_tools() if t["name"].endswith(".add")) == ["a.add", "b.add"]
+        assert group.call("b.subtract", a=5, b=3) == 2
         assert group.client("a").call("add", a=1, b=1) == 2
     assert wait_for(lambda: not ours())
 
@@ -130,5 +130,5 @@ def test_the_readme_example(monkeypatch):
     exec(compile(code, "README.md", "exec"), namespace)
     assert list(namespace["errors"]) == ["broken"]
     assert "cannot start server 'no-such-server'" in str(namespace["errors"]["broken"])
-    assert "calc.add" in [t["name"] for t in namespace["tools"]]
+    assert "calc__add" in [t["name"] for t in namespace["tools"]]
     assert namespace["value"] == 5

@@ -14,7 +14,7 @@ import sys
 from typing import Any, Dict, List, Optional, Set
 
 import mcp_min
-from mcp_min import (AuthError, AuthRequired, Client, ConnectionClosed, Future, HttpError, McpError, OAuth,
+from mcp_min import (AuthError, AuthRequired, Client, ConnectionClosed, Future, Group, HttpError, McpError, OAuth,
                      RequestCancelled, RequestError, RequestTimeout, ResourceNotFound, SkillVerificationError,
                      Subscription, Task, ToolError, UrlElicitationRequired, main)
 
@@ -118,6 +118,11 @@ def use_client(server: List[str]) -> int:
         client.ping(timeout=5)
         client.notify("notifications/roots/list_changed")
         print(client.request("tools/list", {}, timeout=5, progress=None)["tools"][0]["name"])
+        model_tools: List[Dict[str, Any]] = client.tools_for("openai", strict=True)
+        print(len(model_tools), client.tools_for("anthropic")[0]["name"], client.tools_for("openai-responses")[0]["strict"])
+        calls = [{"id": "1", "type": "function", "function": {"name": "add", "arguments": '{"a": 1, "b": 2}'}}]
+        answers: List[Dict[str, Any]] = client.run_tool_calls(calls, "openai", timeout=5)
+        print(answers[0]["content"])
         try:
             client.list_skills()
         except McpError as e:
@@ -126,6 +131,27 @@ def use_client(server: List[str]) -> int:
             print(client.read_skill("nothing", files=False, timeout=5)["name"])
         except McpError as e:
             print("no skill:", e)
+    return 0
+
+
+def use_group(server: List[str]) -> int:
+    """A Group of one server: its namespaced names, and tools for a model."""
+    config: Dict[str, Any] = {"mcpServers": {"calc": {"command": server[0], "args": server[1:]}}}
+    with Group(config, separator="__", timeout=10) as group:
+        errors: Dict[str, Exception] = group.errors
+        clients: Dict[str, Client] = group.clients
+        print(errors, list(clients), group.client("calc").server_info, len(group.list_tools()))
+        print(group.call("calc__add", a=1, b=2), group.call_tool("calc__add", {"a": 1, "b": 2})["content"])
+        fut: Future = group.submit("calc__add", a=1, b=2, timeout=5)
+        print(fut.result(), len(group.list_resources()), len(group.list_prompts()))
+        for resource in group.list_resources()[:1]:
+            print(group.read_resource(resource["uri"], timeout=5)["contents"])
+        for prompt in group.list_prompts()[:1]:
+            print(group.get_prompt(prompt["name"], {}, timeout=5)["messages"])
+        tools: List[Dict[str, Any]] = group.tools_for("anthropic", strict=False)
+        blocks = [{"type": "tool_use", "id": "1", "name": tools[0]["name"], "input": {"a": 1, "b": 2}}]
+        answers: List[Dict[str, Any]] = group.run_tool_calls(blocks, "anthropic", timeout=5)
+        print(answers[0]["content"])
     return 0
 
 
@@ -170,4 +196,5 @@ def use_auth(auth: OAuth, url: str) -> bool:
 if __name__ == "__main__":
     print(mcp_min.__version__, handle(RequestTimeout("late")), make_auth())
     status: int = use_client(sys.argv[1:] or [sys.executable, "examples/calc.py"])
+    status = status or use_group(sys.argv[1:] or [sys.executable, "examples/calc.py"])
     sys.exit(status if len(sys.argv) > 1 else main(["tools", "--", sys.executable, "examples/calc.py"]))
