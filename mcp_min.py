@@ -6619,8 +6619,9 @@ def _is_jsonrpc_error(body: str) -> bool:
 
 
 # The capability each family of methods needs: a server that did not declare it answers them -32601.
+# (An add-on adds its own family where it registers.)
 _CAPABILITY_OF = {"tools/": "tools", "resources/": "resources", "prompts/": "prompts", "completion/": "completions",
-                  "tasks/": "tasks", "logging/": "logging"}
+                  "logging/": "logging"}
 
 
 def _not_offered(method: str | None, capabilities: _Json) -> str | None:
@@ -8525,6 +8526,7 @@ class Task(object):
 
 
 _EXTENSIONS.append(_Tasks)
+_CAPABILITY_OF["tasks/"] = "tasks"  # a -32601 to tasks/* from a server without them says so
 
 
 # ---------------------------------------------------------------------------
