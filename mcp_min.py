@@ -21,19 +21,20 @@ for stdio lines, each dropping what exceeds MAX_MESSAGE_BYTES as it grows);
 transports behind one interface (``_Transport``: stdio, the stdio framing over
 the caller's own streams, Streamable HTTP, legacy HTTP+SSE; every HTTP byte goes
 through ``_HttpEngine``); ``_Session`` (version negotiation, sending, settling
-answers) and ``_Inbox`` (what the server sends unasked); ``Client``; the CLI.
-Add-ons live in sections of their own, which those layers never name: skills
+answers) and ``_Inbox`` (what the server sends unasked); ``Client``.  Then the
+add-ons, in sections of their own that the layers above never name: skills
 (``_Skills``, SEP-2640), output validation (``_Validation`` over a JSON Schema
 validator: tool output, elicitation answers) and tasks (``_Tasks``, ``Task``:
-tool calls that run in the background).  Each section ends by appending its
-class to ``_EXTENSIONS``; every session makes one of each and meets them only
-through the hooks of ``_Extension`` -- what they declare, the results they claim
-and how those finish, what they check, the notifications and lists they take --
-folded once by the methods they watch; ``Client`` reaches one only as
-``session.extension(kind)``.  (Skills and the validator still sit before the
-transports; nothing above ``Client`` needs them at import.)  ``Group`` (many
-servers at once, over ``Client``) and the auth plug-in (``OAuth``, a transport's
-``auth=`` object) are add-ons below ``Client`` that need no hook.
+tool calls that run in the background).  Each of those three sections ends by
+appending its class to ``_EXTENSIONS``; every session makes one of each and
+meets them only through the hooks of ``_Extension`` -- what they declare, the
+results they claim and how those finish, what they check, the notifications and
+lists they take -- folded once by the methods they watch; ``Client`` reaches one
+only as ``session.extension(kind)``.  After them come the add-ons that need no
+hook: ``Group`` (many servers at once, over ``Client``), model tools (the tools
+in a model provider's format, and the calls the model asks for, over ``Client``
+and ``Group``) and the auth plug-in (``OAuth``, a transport's ``auth=``
+object); last, the CLI.
 
 Threads.  stdio: ``mcp_min-reader-<pid>`` reads the server's stdout and routes
 every message; ``mcp_min-stderr-<pid>`` keeps the tail of its stderr (on Windows
@@ -1691,379 +1692,6 @@ def _trace_meta(given: Any) -> Dict[str, str]:
     return given
 
 
-# -- skills (SEP-2640), an add-on: _Skills ----------------------------------------
-# A skill is a SKILL.md (YAML frontmatter, then Markdown) and other files, each a resource.  Its
-# entry (skills/list, skills/get) gives each file's size and sha256 digest, and the frontmatter
-# as JSON.  Nothing read is believed until it matches the entry.
-
-class _Yaml(object):
-    """The YAML of skill frontmatter, read line by line: block maps and lists, flow lists of
-    scalars, plain scalars (YAML 1.2 core schema), quoted strings ending on their line, block
-    scalars (| and >, with - or + chomping), comments and {}.  Anything else raises ValueError
-    ("line N: what").  Linear time; one recursion per nesting level.  Keys stay strings."""
-
-    def __init__(self, text: str, first_line: int) -> None:
-        self.lines = text[:-1].split("\n") if text.endswith("\n") else text.split("\n")
-        self.first, self.i, self.dash = first_line, 0, False  # self.i: the line being read
-
-    def fail(self, reason: str) -> NoReturn:
-        raise ValueError("line %d: %s" % (self.first + self.i, reason))
-
-    def next_content(self) -> int:
-        """Skip blank and comment lines; the indentation of the next line, or -1 at the end."""
-        while self.i < len(self.lines):
-            text = self.lines[self.i].lstrip(" ")
-            if text.lstrip(" \t")[:1] not in ("", "#"):
-                if text[0] == "\t":
-                    self.fail("tab in indentation (YAML indents with spaces)")
-                self.dash = text[0] == "-" and text[1:2] in ("", " ", "\t")  # a list item
-                return len(self.lines[self.i]) - len(text)
-            self.i += 1
-        return -1
-
-    def node(self, parent: int, depth: int, line: int | None = None) -> Any:
-        """The value at the next content indented more than ``parent`` (None when there is
-        none).  A list or map may not start on ``line`` (a map value's own line)."""
-        value: Any
-        col = self.next_content()
-        if col <= parent:
-            return None
-        text = self.lines[self.i][col:]
-        if self.i != line and (self.dash or self.key(text)):
-            if depth >= FRONTMATTER_MAX_DEPTH:
-                self.fail("lists and maps nested deeper than %d levels" % FRONTMATTER_MAX_DEPTH)
-            return self.block(col, depth + 1, self.dash)
-        if text[0] in "|>":
-            return self.block_scalar(text, parent)
-        if text[0] in "\"'[" or text[:2] == "{}":  # an empty map is how emitters write one
-            value, end = ({}, 2) if text[0] == "{" else self.flow_list(text) if text[0] == "[" else self.quoted(text)
-            if text[end:].strip(" \t") and not re.match(r"[ \t]+#", text[end:]):
-                self.fail("unexpected text after the value: %r" % text[end:].strip()[:40])
-        else:
-            value = self.plain(text)
-        self.i += 1
-        return value
-
-    def block(self, col: int, depth: int, is_list: bool) -> Any:
-        """A block list or map whose items start at column ``col``."""
-        out: Any = [] if is_list else {}  # (a list or a dict: each branch below uses one)
-        while True:
-            line = self.lines[self.i]
-            if is_list:  # "- item": the item is what follows, one column further in
-                self.lines[self.i] = line[:col] + " " + line[col + 1:]
-                out.append(self.node(col, depth))
-            else:
-                key, at = self.key(line[col:]) or self.fail("expected 'key: value'")
-                if key in out:
-                    self.fail("duplicate key %r" % key)
-                start, self.lines[self.i] = self.i, " " * (col + at) + line[col + at:]
-                same = self.next_content() == col and self.dash  # a list may start at the key's column
-                out[key] = self.node(col - same, depth, start)
-            indent = self.next_content()
-            if indent < col or is_list and indent == col and not self.dash:
-                return out
-            if indent > col:
-                self.fail("unexpected indentation (a value on several lines needs | or >)")
-
-    def key(self, text: str) -> Tuple[str, int] | None:
-        """(key, where its value starts in ``text``) for a ``key: value`` line, else None."""
-        if text[0] in "\"'":
-            key, end = self.quoted(text)
-        else:
-            found = re.search(r":(?=[ \t]|\Z)|[ \t]#", text)
-            if not found or found.group() != ":":
-                return None
-            key, end = text[:found.start()].rstrip(" \t"), found.start()
-            self.plain(key, "mapping key")  # (it stays a string)
-        colon = re.compile(r"[ \t]*:(?:[ \t]+|\Z)").match(text, end)
-        return (key, colon.end()) if colon else None
-
-    def plain(self, text: str, what: str = "plain value") -> str | bool | int | float | None:
-        """A plain scalar: null, bool, int, float (the YAML 1.2 core schema), else the text."""
-        comment = re.search(r"[ \t]#", text)
-        text = (text[:comment.start()] if comment else text).rstrip(" \t")
-        c, spaced = text[:1], text[1:2] in ("", " ", "\t")
-        if c and c in "&*!{" or c == "?" and spaced:
-            self.fail({"{": "flow maps are not supported (write the map on indented lines)", "?": "complex keys "
-                       "('? ') are not supported"}.get(c, "anchors, aliases and tags are not supported"))
-        if not c or c in "-:" and spaced or c in "[]},#|>@`%\"'":
-            self.fail("a %s cannot %s (quote it)" % (what, "start with %r" % c if c else "be empty"))
-        if re.search(r":(?:[ \t]|\Z)", text):
-            self.fail("':' followed by a space in a plain value (quote the value)")
-        if text in ("~", "null", "Null", "NULL", "true", "True", "TRUE", "false", "False", "FALSE"):
-            return None if text[0] in "~nN" else text[0] in "tT"
-        number = re.match(r"([-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)\Z|[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)"
-                          r"([eE][-+]?[0-9]+)?\Z|([-+]?\.(inf|Inf|INF)|\.(nan|NaN|NAN))\Z", text)
-        if not number:
-            return text
-        if len(text) > FRONTMATTER_MAX_DIGITS:
-            self.fail("a number longer than %d characters" % FRONTMATTER_MAX_DIGITS)
-        return int(text, {"0o": 8, "0x": 16}.get(text[:2], 10)) if number.group(1) else float(
-            text.replace(".", "") if text[-1] in "fFnN" else text)  # .inf, .nan
-
-    def quoted(self, text: str) -> Tuple[str, int]:
-        """(value, end) of the quoted string that starts ``text``; it must end on its line.
-        Double quotes take JSON's escapes (\\uD83D\\uDE00 is one character, as in JSON)."""
-        match = re.match(r"""'(?:[^']|'')*'|"(?:[^"\\]|\\.)*\"""", text)
-        if not match:
-            self.fail("unterminated quoted string (it must end on its line)")
-        found = match.group()
-        if found[0] == "'":
-            return found[1:-1].replace("''", "'"), len(found)
-        bad = [c for c in re.findall(r'\\(?:u[0-9a-fA-F]{4}|["\\/bfnrt]|(.))', found) if c]
-        if bad:
-            self.fail("unsupported escape \\%s in a double-quoted string (JSON's escapes are)" % bad[0])
-        return json.loads(found, strict=False), len(found)
-
-    def flow_list(self, text: str) -> Tuple[List[Any], int]:
-        """([items], end) of the flow list of scalars that starts ``text``; it must end on its line."""
-        item = re.compile(r"""[ \t]*(?:('(?:[^']|'')*'|"(?:[^"\\]|\\.)*")[ \t]*"""  # a quoted item, or
-                          r"""|([^,\[\]{}'" \t][^,\[\]{}]*)?)([,\]])""")  # a plain one; then , or ]
-        out: List[Any] = []
-        pos = 1
-        while True:
-            found = item.match(text, pos)
-            plain = (found.group(2) or "").rstrip(" \t") if found else ""
-            if not found or plain and re.search(r"(^|[ \t])#", plain):
-                self.fail("nested flow collections are not supported" if text[pos:].lstrip(" \t")[:1] in ("[", "{")
-                          else "a flow list holds scalars separated by ',' and ends with ']' on its line")
-            pos = found.end()
-            if found.group(1) or plain:
-                out.append(self.quoted(found.group(1))[0] if found.group(1) else self.plain(plain))
-            elif found.group(3) == ",":
-                self.fail("an empty item in a flow list")
-            if found.group(3) == "]":
-                return out, pos
-
-    def block_scalar(self, text: str, parent: int) -> str:
-        """A | (literal) or > (folded) scalar on the lines indented more than ``parent``."""
-        header = re.match(r"([|>])([-+]?)(?:[ \t]+(?:#.*)?)?\Z", text)
-        if not header:
-            self.fail("a block scalar header is | or > and then - or + at most (no indentation digit)")
-        lines: List[str] = []
-        indent: int | None = None
-        self.i += 1
-        while self.i < len(self.lines):
-            line = self.lines[self.i]
-            spaces = len(line) - len(line.lstrip(" "))
-            if spaces == len(line):  # an empty line; spaces beyond the indentation are text
-                lines.append("" if indent is None else line[indent:])
-            elif spaces > (parent if indent is None else indent - 1):
-                indent = spaces if indent is None else indent
-                lines.append(line[indent:])
-            elif line[spaces] == "\t" or indent is not None and spaces > parent and line[spaces] != "#":
-                self.fail("a line of a block scalar indented less than its first line (or with a tab)")
-            else:
-                break
-            self.i += 1
-        texts = [n for n, line in enumerate(lines) if line]
-        if not texts:
-            return "\n" * len(lines) if header.group(2) == "+" else ""
-        out = ["\n" * texts[0], lines[texts[0]]]
-        for a, b in zip(texts, texts[1:]):  # folded: one line break between two lines of text is a space
-            fold = header.group(1) == ">" and lines[a][0] not in " \t" and lines[b][0] not in " \t"
-            out += ["\n" * (b - a - 1) or " " if fold else "\n" * (b - a), lines[b]]
-        return "".join(out) + {"-": "", "": "\n", "+": "\n" * (len(lines) - texts[-1])}[header.group(2)]
-
-
-def _parse_frontmatter(markdown: str) -> Tuple[_Json, str]:
-    """(frontmatter dict, body) of a SKILL.md; ValueError("line N: what") when its frontmatter
-    is missing or not in the YAML that _Yaml reads."""
-    text = markdown[1:] if markdown.startswith("\ufeff") else markdown
-    opening = re.match(r"---[ \t]*\r?\n", text)
-    closing = opening and re.compile(r"^---[ \t]*\r?$", re.M).search(text, opening.end())
-    if not opening or not closing:
-        raise ValueError("line 1: SKILL.md must begin with YAML frontmatter between two '---' lines")
-    if closing.start() - opening.end() > FRONTMATTER_MAX_CHARS:
-        raise ValueError("line 2: the frontmatter is longer than %d characters" % FRONTMATTER_MAX_CHARS)
-    yaml = _Yaml(text[opening.end():closing.start()].replace("\r\n", "\n").replace("\r", "\n"), 2)
-    value = yaml.node(-1, 0)
-    if yaml.next_content() >= 0:
-        yaml.fail("unexpected text after the frontmatter's fields")
-    if not isinstance(value, (dict, type(None))):
-        raise ValueError("line 2: the frontmatter must be a map of fields, not a %s" % type(value).__name__)
-    return value or {}, text[closing.end() + 1:]
-
-
-def _same_json(a: Any, b: Any) -> bool:
-    """Equal as JSON values: 1 == 1.0, but True != 1 and "1" != 1.  Walks both with a list, not
-    recursion: server JSON may nest deeper than Python's recursion limit."""
-    pairs = [(a, b)]
-    while pairs:
-        a, b = pairs.pop()
-        if isinstance(a, bool) or isinstance(b, bool):
-            same = a is b
-        elif isinstance(a, (int, float)):
-            same = isinstance(b, (int, float)) and a == b
-        elif isinstance(a, list):
-            same = isinstance(b, list) and len(a) == len(b)
-            if same:
-                pairs.extend(zip(a, b))
-        elif isinstance(a, dict):
-            same = isinstance(b, dict) and a.keys() == b.keys()
-            if same:
-                pairs.extend((a[k], b[k]) for k in a)
-        else:
-            same = type(a) is type(b) and a == b
-        if not same:
-            return False
-    return True
-
-
-def _skill_files(entry: Any) -> Tuple[str, List[_Json]]:
-    """Check a skill entry before anything is read: (URI of its SKILL.md, its files, SKILL.md first)."""
-    uri = entry.get("uri") if isinstance(entry, dict) else None
-
-    def bad(detail: str, problem: str = "entry") -> NoReturn:
-        raise SkillVerificationError(uri if isinstance(uri, str) else None, None, problem, detail)
-
-    if not isinstance(uri, str) or "://" not in uri or not uri.endswith("/SKILL.md"):
-        bad("a skill entry's uri must be that of a SKILL.md, not %s" % _shorten(_dumps_for_humans(uri), _QUOTE_CHARS))
-    root, frontmatter, files = uri[:-len("/SKILL.md")], entry.get("frontmatter"), entry.get("resources")
-    if not isinstance(frontmatter, dict) or frontmatter.get("name") != root.rsplit("/", 1)[-1]:
-        bad("the entry's frontmatter does not name the skill %r (its path's last segment)" % root.rsplit("/", 1)[-1])
-    if files == "dynamic":
-        bad("the server makes this skill's files on demand, so they cannot be verified (read_resource() "
-            "reads them unverified)", "dynamic")
-    if not isinstance(files, list) or len(files) > SKILL_MAX_FILES:
-        bad("the entry's resources must be a list of at most %d files" % SKILL_MAX_FILES,
-            "limit" if isinstance(files, list) else "entry")
-    listed: Dict[str, _Json] = {}
-    for item in files:
-        file_uri = item.get("uri") if isinstance(item, dict) else None
-        if not isinstance(file_uri, str):
-            bad("a file of the entry has no uri: %s" % _shorten(_dumps_for_humans(item), _QUOTE_CHARS))
-        if not isinstance(item.get("digest"), str) or not re.match(r"sha256:[0-9a-f]{64}\Z", item["digest"]):
-            bad("%s: the entry's digest is not sha256:<64 lowercase hex digits>" % file_uri)
-        if type(item.get("size")) is not int or item["size"] < 0:
-            bad("%s: the entry's size is not a byte count" % file_uri)
-        inside = file_uri.startswith(root + "/") and not {"", ".", ".."} & set(file_uri[len(root) + 1:].split("/"))
-        if file_uri in listed or not inside:
-            bad("%s %s" % (file_uri, "is listed twice" if inside else "is not in the skill's directory " + root))
-        listed[file_uri] = item
-    if sum(item["size"] for item in files) > SKILL_MAX_BYTES:
-        bad("the skill's files add up to more than %d bytes" % SKILL_MAX_BYTES, "limit")
-    if uri not in listed:
-        bad("the entry's resources do not list %s itself" % uri)
-    return uri, [listed[uri]] + [item for item in files if item["uri"] != uri]
-
-
-def _skill_file(skill: str, item: _Json, result: Any) -> bytes:
-    """The bytes of ``item`` in a resources/read result, once its size and digest match."""
-    hashlib = _stdlib("hashlib", "checking a skill's digests")
-    contents = result.get("contents") if isinstance(result, dict) else None
-    parts = [c for c in contents if isinstance(c, dict) and c.get("uri") == item["uri"]] if isinstance(
-        contents, list) else []
-    blob: Any  # (None when there is neither: b64decode raises TypeError, caught below)
-    text, blob = (parts[0].get("text"), parts[0].get("blob")) if len(parts) == 1 else (None, None)
-    try:
-        data = text.encode("utf-8") if isinstance(text, str) else base64.b64decode(blob, validate=True)
-    except (ValueError, TypeError):  # (text with a lone surrogate, blob not base64, neither)
-        raise SkillVerificationError(skill, item["uri"], "content", "resources/read did not return this file "
-                                     "(one content with its uri, with a text or a base64 blob)")
-    if len(data) != item["size"]:
-        raise SkillVerificationError(skill, item["uri"], "size", "size mismatch: the entry says %d bytes, the "
-                                     "server sent %d" % (item["size"], len(data)), item["size"], len(data))
-    digest = "sha256:" + hashlib.sha256(data).hexdigest()
-    if digest != item["digest"]:
-        raise SkillVerificationError(skill, item["uri"], "digest", "digest mismatch: the entry says %s, the "
-                                     "content hashes to %s" % (item["digest"], digest), item["digest"], digest)
-    return data
-
-
-def _skill_md(skill: str, entry: _Json, data: bytes) -> Tuple[str, _Json, str]:
-    """(text, frontmatter, body) of a SKILL.md whose frontmatter equals the entry's, field by field."""
-    try:
-        text = data.decode("utf-8")
-        frontmatter, body = _parse_frontmatter(text)
-    except ValueError as e:  # (UnicodeDecodeError is one)
-        raise SkillVerificationError(skill, skill, "frontmatter", "cannot read its frontmatter: %s" % e) from e
-    listed = entry["frontmatter"]
-    differ = [k for k in list(listed) + [k for k in frontmatter if k not in listed]
-              if k not in frontmatter or k not in listed or not _same_json(frontmatter[k], listed[k])]
-    if differ:
-        def show(fields: _Json, k: str) -> str:
-            return _shorten(_dumps_for_humans(fields[k]), _COLUMN_CHARS) if k in fields else "(absent)"
-        raise SkillVerificationError(skill, skill, "frontmatter", "frontmatter differs from the entry: " + "; ".join(
-            "%s: the entry says %s, the file says %s" % (k, show(listed, k), show(frontmatter, k)) for k in differ),
-            {k: listed[k] for k in differ if k in listed}, {k: frontmatter[k] for k in differ if k in frontmatter})
-    return text, frontmatter, body
-
-
-SKILLS_EXTENSION = _META_PREFIX + "skills"  # SEP-2640; always declared: list_skills(), read_skill()
-
-
-class _Skills(_Extension):
-    """Skills, as an add-on: it declares the extension (2025-11-25 servers serve skills too)
-    and lists and reads skills for Client.list_skills() and Client.read_skill()."""
-
-    def declare(self, caps: _Json, modern: bool, newest: bool) -> None:
-        if newest:
-            caps.setdefault("extensions", {})[SKILLS_EXTENSION] = {}
-
-    def skills(self, refresh: bool, timeout: float | None) -> List[Dict[str, Any]]:
-        """Client.list_skills()."""
-        self._need_skills()
-        return [e for e in self._session.list_all("skills/list", "skills", refresh, timeout) if isinstance(e, dict)]
-
-    def read(self, skill: str | Dict[str, Any], files: bool, timeout: float | None) -> Dict[str, Any]:
-        """Client.read_skill()."""
-        if timeout == 0:
-            raise RequestTimeout("no time left to read skill %r (timeout 0): nothing sent" % (skill,))
-        entry = self._skill_entry(skill, timeout)
-        uri, listed = _skill_files(entry)
-
-        def read(item: _Json) -> bytes:
-            try:
-                result = self._session.request("resources/read", {"uri": item["uri"]}, timeout)
-            except RequestError as e:
-                raise SkillVerificationError(uri, item["uri"], "missing", "the server did not serve it: %s" % e) from e
-            return _skill_file(uri, item, result)
-
-        # SKILL.md (``listed`` starts with it) first: its frontmatter is checked before anything else is read
-        out = {uri: read(listed[0])}
-        text, frontmatter, body = _skill_md(uri, entry, out[uri])
-        for item in listed[1:] if files else ():
-            out[item["uri"]] = read(item)
-        return {"uri": uri, "name": frontmatter["name"], "frontmatter": frontmatter, "text": text, "body": body,
-                "files": out, "entry": entry}
-
-    def _skill_entry(self, skill: str | _Json, timeout: float | None) -> _Json:
-        """The entry to verify against: as given, from skills/get (a URI) or from the listing."""
-        if isinstance(skill, dict):
-            return skill
-        if not isinstance(skill, str) or not skill:
-            raise ValueError("read_skill() takes a skill name, the URI of its SKILL.md or an entry of list_skills()")
-        if "://" in skill:
-            self._need_skills()
-            entry: _Json = _field(self._session.request("skills/get", {"uri": skill}, timeout), "skill", dict,
-                                  "skills/get")
-            if not entry or entry.get("uri") != skill:
-                raise SkillVerificationError(skill, None, "entry", "skills/get did not return this skill's entry")
-            return entry
-
-        def names(entry: _Json) -> Tuple[Any, str | None]:
-            # its name, and its path (the URI without scheme and /SKILL.md)
-            uri, fm = entry.get("uri"), entry.get("frontmatter")
-            return (fm.get("name") if isinstance(fm, dict) else None,
-                    uri.split("://", 1)[-1][:-len("/SKILL.md")] if isinstance(uri, str) else None)
-        found = [entry for entry in self.skills(False, _DEFAULT) if skill in names(entry)]
-        if len(found) != 1:
-            raise McpError("%d listed skills are named %r%s" % (len(found), skill, (
-                ": %s; pass the URI of the one you want" % ", ".join(str(e.get("uri")) for e in found)) if found else
-                " (one it does not list can still be read by the URI of its SKILL.md)"))
-        return found[0]
-
-    def _need_skills(self) -> None:
-        extensions = self._session.server_capabilities.get("extensions")
-        if not isinstance(extensions, dict) or SKILLS_EXTENSION not in extensions:
-            raise McpError("the server does not declare the %s extension (skill files can still be read with "
-                           "read_resource())" % SKILLS_EXTENSION)
-
-
-_EXTENSIONS.append(_Skills)
-
-
 # -- HTTP details ---------------------------------------------------------------
 
 _TCHARS = frozenset("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
@@ -2500,1438 +2128,6 @@ class _LineSplitter(object):
         rest = self._pending if self._size > 0 else b""
         self._pending, self._size = bytearray(), 0
         return rest
-
-
-# ---------------------------------------------------------------------------
-# JSON Schema: checking what the server returns and what we answer (an add-on: _Validation)
-#
-# The spec asks clients to check a tool's ``structuredContent`` against its
-# ``outputSchema``, and a form elicitation answer follows the ``requestedSchema``
-# it was asked with.  This is a JSON Schema 2020-12 validator that also reads the
-# draft-07 / 2019-09 spellings servers still emit (``definitions``, array-form
-# ``items`` with ``additionalItems``, ``dependencies``, ``"$id": "#name"``, and
-# ``$ref`` beside nothing else under a draft-07 ``$schema``).  It is pure (no I/O);
-# the session meets it only as the add-on _Validation, the section's last class.
-# ``_compile_schema`` turns a schema into a check function once: one
-# closure per keyword present, so a check walks only those.
-#   ``format`` is an annotation (2020-12's default) and never checked; 2019-09's
-#   ``$recursiveRef`` is refused (_SchemaError), as is any ``$ref`` outside the
-#   document: mcp_min never fetches a schema (the spec forbids it).  ``$dynamicRef``
-#   follows the dynamic scope (tracked only in a document that uses it).
-#   A hostile schema cannot hang or exhaust a call: the document is indexed up to
-#   SCHEMA_MAX_NODES subschemas and SCHEMA_MAX_DEPTH levels, and compiled within
-#   SCHEMA_MAX_DEPTH levels, $ref hops included; every check counts its steps
-#   (SCHEMA_MAX_STEPS: ``$ref`` cycles and anyOf-of-anyOf blow-ups end there) and its
-#   nesting (SCHEMA_MAX_DEPTH, well inside Python's recursion limit); ``pattern`` is
-#   made safe for Python's backtracking ``re`` (see _translate_pattern); and all the
-#   work of one check -- searches, values, branches -- counts against one clock,
-#   SCHEMA_MAX_SECONDS (see _Run).  Nor does it blame anyone wrongly: a schema it cannot
-#   check with (_SchemaError; also one with a number past a float's range, such as
-#   1e400) is logged and not checked, and a check that can give no verdict (_Unchecked:
-#   out of time, or a value past a float's range) passes the value with a warning.
-#   Every walk over a schema or a value is bounded or iterative (_same_json, _glimpse).
-# ---------------------------------------------------------------------------
-
-
-class _SchemaError(ValueError):
-    """A schema mcp_min cannot check with: malformed, too large or too deep, a ``$ref`` outside
-    the document, a refused ``pattern``, ``$recursiveRef``, or a number past a float's range."""
-
-
-class _Mismatch(object):
-    """The first difference found: ``message``, and the path to the value at fault,
-    innermost part first (parts are added on the way out: a passing check builds nothing).
-    The message may come as a function that makes it: most mismatches are never shown (a failing
-    branch of anyOf), and showing a value costs."""
-    __slots__ = ("_message", "parts")
-
-    def __init__(self, message: str | Callable[[], str]) -> None:
-        self._message = message
-        self.parts: List[str | int] = []
-
-    @property
-    def message(self) -> str:
-        if not isinstance(self._message, str):
-            self._message = self._message()
-        return self._message
-
-    @message.setter
-    def message(self, text: str) -> None:
-        self._message = text
-
-    def pointer(self) -> str:
-        """The JSON pointer (RFC 6901) of the value at fault; "" for the whole value."""
-        return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in reversed(self.parts))
-
-
-class _Evaluated(object):
-    """Which properties and items of one value its schema has evaluated: the annotations
-    that unevaluatedProperties and unevaluatedItems read.  Collected only under those."""
-    __slots__ = ("props", "items")
-
-    def __init__(self) -> None:
-        self.props: Set[str] = set()
-        self.items: Set[int] = set()
-
-    def merge(self, other: _Evaluated) -> None:
-        self.props |= other.props
-        self.items |= other.items
-
-
-class _TooCostly(Exception):
-    """A check went past SCHEMA_MAX_STEPS or SCHEMA_MAX_DEPTH.  An exception, not a
-    mismatch, so that no ``not`` or ``anyOf`` can turn it into a pass."""
-
-
-class _Unchecked(Exception):
-    """A check that can give no verdict: it ran past SCHEMA_MAX_SECONDS, or met a number past a
-    float's range (1e400 is valid JSON, read as inf: which multiples it has, or whether two such
-    numbers differ, is lost).  The value passes unchecked, with a warning: a mismatch would blame
-    the server for what this machine's speed or floats decided.  (The limits that do not depend on
-    the machine -- steps, depth, a string too long for its pattern -- stay mismatches saying
-    mcp_min gives up: the same verdict everywhere, and never a pass that ``not`` could invert.)"""
-
-
-class _Run(object):
-    """One check's budget, shared by every schema node it visits: steps (``steps`` counts down a
-    chunk of SCHEMA_CLOCK_STEPS; ``left``: the steps after it), other work (``work``: what is left
-    to the next look at the clock) and time (``ends``).  ``left`` and ``ends`` are set at the first
-    look (most checks never get there; the few ms before it are not timed).  And its dynamic
-    scope: the base URIs of the schema resources entered so far, outermost first (kept only for
-    a document that uses $dynamicRef)."""
-    __slots__ = ("steps", "work", "scope", "left", "ends")
-
-    left: int
-    ends: float
-
-    def __init__(self) -> None:
-        self.steps, self.work = SCHEMA_CLOCK_STEPS, SCHEMA_CLOCK_WORK
-        self.scope: List[str] = []
-
-    def over(self, depth: int) -> None:
-        """A node found its steps run out or its depth past SCHEMA_MAX_DEPTH: _TooCostly, unless
-        only a chunk of steps ended (then the clock is looked at, and the next chunk given)."""
-        if depth > SCHEMA_MAX_DEPTH:
-            raise _TooCostly()
-        self.look()
-        if self.left <= 0:  # (SCHEMA_MAX_STEPS is counted a chunk at a time)
-            raise _TooCostly()
-        chunk = min(self.left, SCHEMA_CLOCK_STEPS)
-        self.left -= chunk
-        self.steps += chunk
-
-    def look(self) -> None:
-        """Where a chunk of work ended: _Unchecked once the check has taken SCHEMA_MAX_SECONDS."""
-        self.work = SCHEMA_CLOCK_WORK
-        try:
-            ends = self.ends
-        except AttributeError:  # the first look
-            self.ends, self.left = _deadline_after(SCHEMA_MAX_SECONDS), SCHEMA_MAX_STEPS - SCHEMA_CLOCK_STEPS
-            return
-        if _expired(ends):
-            raise _Unchecked("checking it takes more than %.3g s (SCHEMA_MAX_SECONDS)" % SCHEMA_MAX_SECONDS)
-
-
-_JSON_TYPES = {str: "string", dict: "object", list: "array", bool: "boolean", type(None): "null",
-               int: "integer", float: "number"}
-_TYPE_NAMES = frozenset(_JSON_TYPES.values())
-
-
-def _json_type(value: Any) -> str | None:
-    """The JSON type of a value ("integer" for 1 and 1.0), or None for what JSON cannot carry."""
-    kind = _JSON_TYPES.get(type(value))
-    if kind is None:  # subclasses and tuples (from a callback; json.loads makes none)
-        for base, name in ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"),
-                           (dict, "object"), ((list, tuple), "array")):
-            if isinstance(value, base):
-                kind = name
-                break
-    if isinstance(value, float) and (value.is_integer() or abs(value) == math.inf):  # (1e400 reads as inf: an integer)
-        return "integer"
-    return kind
-
-
-def _json_key(value: Any, run: _Run | None = None, depth: int = 0) -> Hashable:
-    """A hashable key, equal for equal JSON values: 1 and 1.0 share one, True and 1 do not.
-    ``run``: the check whose work it counts; nesting past SCHEMA_MAX_DEPTH is _TooCostly."""
-    if type(value) is str or value is None:
-        return value
-    if isinstance(value, bool):
-        return ("b", bool(value))
-    if isinstance(value, (int, float)):
-        return int(value) if isinstance(value, float) and value.is_integer() else value
-    if not isinstance(value, (list, tuple, dict)):
-        return ("?", id(value))  # not JSON: equal to nothing else
-    if depth >= SCHEMA_MAX_DEPTH:
-        raise _TooCostly()
-    if run is not None:
-        work = run.work = run.work - len(value) * SCHEMA_VISIT_WORK
-        if work < 0:
-            run.look()
-    if isinstance(value, dict):
-        return ("o", frozenset((k, _json_key(v, run, depth + 1)) for k, v in value.items()))
-    return ("a",) + tuple(_json_key(v, run, depth + 1) for v in value)
-
-
-def _schema_key(value: Any, keyword: str) -> Hashable:
-    """The _json_key of a ``const`` or ``enum`` value; _SchemaError for one mcp_min cannot compare
-    with: nested past SCHEMA_MAX_DEPTH, or holding a number past a float's range (1e400 reads as
-    inf, and every such number would equal every other)."""
-    try:
-        key = _json_key(value)
-        _dumps(value)  # (ValueError for inf and NaN)
-    except _TooCostly:
-        raise _SchemaError("%s nests deeper than %d levels" % (keyword, SCHEMA_MAX_DEPTH))
-    except (ValueError, TypeError):
-        raise _SchemaError("%s holds a number mcp_min cannot compare (such as 1e400): %s" % (keyword, _short(value)))
-    return key
-
-
-def _decimal(number: int | float) -> Tuple[int, int]:
-    """(digits, exponent) with number == digits * 10 ** exponent, read from its shortest repr:
-    JSON numbers are decimal, and 0.0075 is a multiple of 0.0001 as written."""
-    if not isinstance(number, float):
-        return int(number), 0
-    mantissa, _, exp = repr(number).lower().partition("e")
-    whole, _, frac = mantissa.partition(".")
-    return int(whole + frac), int(exp or 0) - len(frac)
-
-
-def _is_multiple(value: float, of: float) -> bool:
-    if isinstance(value, float) and not math.isfinite(value):
-        if value != value:  # NaN (not JSON): a multiple of nothing
-            return False
-        raise _Unchecked("%s is past a float's range: whether it is a multiple of %s is lost"
-                         % (_short(value), _short(of)))
-    (a, ea), (b, eb) = _decimal(value), _decimal(of)
-    low = min(ea, eb)  # exact integer arithmetic; exponents of finite floats stay within +-400
-    remainder: int = (a * 10 ** (ea - low)) % (b * 10 ** (eb - low))
-    return remainder == 0
-
-
-def _short(value: Any) -> str:
-    """What a mismatch or a schema error shows of a value: at a cost that does not grow with it."""
-    return _glimpse(value, 80)
-
-
-# -- patterns ----------------------------------------------------------------------
-# Python's re backtracks and has no timeout, so two rules bound every pattern check:
-# 1. A repeated group whose body can itself repeat or branch -- (a+)+, (a|ab)*, (\w+\s?)* --
-#    is refused (_SchemaError): such patterns can take time exponential in the input's length.
-#    Except when each round must start with one literal character that nothing repeated or
-#    optional in the body can match, as in (\.[a-z0-9]+)* or (-\w+)*: then where each round
-#    starts is fixed, and there is nothing to backtrack over.  (Telling every safe pattern
-#    apart needs a real regex analysis; a linear-time engine would be a second regex
-#    implementation in this file.)
-# 2. What remains costs at most about n ** d steps for a string of n characters, where d is
-#    the number of repeats plus one when the pattern is not anchored with ^ (a search
-#    tries every start).  A string longer than SCHEMA_PATTERN_WORK ** (1 / d) characters
-#    is reported as a mismatch ("too long to check against the pattern"), never matched:
-#    ^[a-z0-9-]+$ (d = 1) checks any string, an e-mail-like ^[^@]+@[^@]+\.[^@]+$ (d = 3)
-#    up to 271 characters.
-# Translated from ECMA-262 where cheap: \d and \w are ASCII there, \s has U+FEFF, . stops at every line
-# terminator, $ is the very end (Python's also matches before a final newline), and named
-# groups are (?<name>...), \cX is a control character.  Unicode property escapes (\p{...}),
-# back-references and \u{...} are refused.
-
-def _quantifier(pattern: str, i: int) -> Tuple[int, int, int | None] | None:
-    """The counted quantifier {n}, {n,} or {n,m} at ``pattern[i]``: (end, low, high or None),
-    or None when the brace is a literal (ECMA-262 reads a stray { as itself)."""
-    close = pattern.find("}", i)
-    if close < 0:
-        return None
-    low, comma, high = pattern[i + 1:close].partition(",")
-    if not (low.isascii() and low.isdigit()) or high and not (high.isascii() and high.isdigit()) or not comma and high:
-        return None  # (ASCII digits only: "²".isdigit() is true, and int("²") fails)
-    return close + 1, int(low), (int(high) if high else None) if comma else int(low)
-
-
-def _translate_pattern(pattern: str) -> Tuple[str, int]:
-    """An ECMA-262 pattern as Python regex text, and its degree d (see above); or SchemaError."""
-    if len(pattern) > SCHEMA_PATTERN_CHARS:
-        raise _SchemaError("pattern of %d characters (mcp_min checks up to %d)" % (len(pattern), SCHEMA_PATTERN_CHARS))
-
-    def refuse(why: str) -> NoReturn:
-        raise _SchemaError("pattern %r: %s" % (_shorten(pattern, _QUOTE_CHARS), why))
-
-    def atom(text: str, literal: str | None = None) -> None:  # ``literal``: the one character the atom matches
-        group = groups[-1]
-        group.atoms += 1
-        if group.lead is None:
-            group.lead = literal or False
-        out.append(text)
-
-    out: List[str] = []
-    groups, repeats = [_RegexGroup()], 0  # groups: the open ones, outermost first
-    last: str | None = None  # what a quantifier here would repeat: "atom", "group" or None (nothing)
-    closed = _RegexGroup()  # ... the _RegexGroup, when it is a group
-    i, n = 0, len(pattern)
-    while i < n:
-        c = pattern[i]
-        if c == "\\":
-            e = pattern[i + 1:i + 2]
-            if not e:
-                refuse("it ends with a backslash")
-            if e in "dDwWsS":
-                atom(("[%s]" if e.islower() else "[^%s]") % _ECMA_CLASSES[e.lower()])
-            elif e == "c" and pattern[i + 2:i + 3].isalpha():  # \cJ: a control character
-                atom("\\x%02x" % (ord(pattern[i + 2]) % 32), chr(ord(pattern[i + 2]) % 32))
-                i += 1
-            elif e.isdigit() and e != "0" or e in "kpPc" or pattern.startswith("\\u{", i):
-                refuse("back-references, \\p{...} and \\u{...} are not supported")
-            else:
-                atom(pattern[i:i + 2], None if e.isalnum() else e)
-            i, last = i + 2, "atom"
-        elif c == "[":
-            j = i + 1
-            negated = pattern.startswith("^", j)
-            j += negated
-            if pattern.startswith("]", j):  # ECMA-262: [] matches nothing, [^] anything
-                atom("[\\s\\S]" if negated else "(?!)")
-                i, last = j + 1, "atom"
-                continue
-            part = ["[^" if negated else "["]
-            while j < n and pattern[j] != "]":
-                if pattern[j] == "\\":
-                    e = pattern[j + 1:j + 2]
-                    if e in ("d", "w", "s"):
-                        part.append(_ECMA_CLASSES[e])
-                    elif e == "c" and pattern[j + 2:j + 3].isalpha():
-                        part.append("\\x%02x" % (ord(pattern[j + 2]) % 32))
-                        j += 1
-                    elif e and (e in "pPc" or e.isdigit() and e != "0"):
-                        refuse("back-references and \\p{...} are not supported")
-                    else:
-                        part.append(pattern[j:j + 2])
-                    j += 2
-                else:
-                    part.append("\\[" if pattern[j] == "[" else pattern[j])  # Python would warn of nested sets
-                    j += 1
-            if j >= n:
-                refuse("a [ is never closed")
-            atom("".join(part) + "]")
-            i, last = j + 1, "atom"
-        elif c == "(":
-            head = pattern[i:i + 4]
-            if head.startswith("(?<") and head[3:4] not in ("=", "!"):
-                out.append("(?P<")
-                i += 3
-            elif head.startswith(("(?:", "(?=", "(?!")):
-                out.append(head[:3])
-                i += 3
-            elif head.startswith(("(?<=", "(?<!")):
-                out.append(head)
-                i += 4
-            elif head.startswith("(?"):
-                refuse("(? that is not a group, lookaround or named group")
-            else:
-                out.append("(")
-                i += 1
-            groups[-1].atoms += 1
-            if groups[-1].lead is None:
-                groups[-1].lead = False
-            groups.append(_RegexGroup())
-            last = None
-        elif c == ")":
-            if len(groups) == 1:
-                refuse("unbalanced )")
-            closed = groups.pop()
-            groups[-1].varies = groups[-1].varies or closed.varies
-            groups[-1].tangled = groups[-1].tangled or closed.varies
-            out.append(")")
-            i, last = i + 1, "group"
-        elif c == "|":
-            groups[-1].varies = groups[-1].tangled = True
-            out.append("|")
-            i, last = i + 1, None
-        elif c in "*+?" or c == "{" and _quantifier(pattern, i) is not None:
-            if c == "{":
-                counted = _quantifier(pattern, i)
-                assert counted is not None  # (the elif above found it)
-                end, low, high = counted
-            else:
-                end, low, high = i + 1, (1 if c == "+" else 0), (1 if c == "?" else None)
-            if last is None:
-                refuse("nothing to repeat at position %d" % i)
-            end += pattern.startswith("?", end)  # lazy
-            repeating = high is None or high > 1 and high != low
-            if repeating and last == "group" and closed.varies and not closed.rounds_are_fixed():
-                refuse("a repeated group that can itself repeat or branch can backtrack exponentially")
-            repeats += repeating
-            group = groups[-1]
-            if high != low:
-                group.varies = True
-                if last == "group":
-                    group.tangled = True
-                else:
-                    group.loose.append(out[-1])
-                    if group.atoms == 1:  # the lead itself repeats or is optional: no lead
-                        group.lead = False
-            out.append(pattern[i:end])
-            i, last = end, None
-        elif c == "{":
-            atom("\\{", "{")
-            i, last = i + 1, "atom"
-        elif c == "$":
-            out.append("\\Z")
-            i, last = i + 1, None
-        elif c == ".":
-            atom("[^\\n\\r\\u2028\\u2029]")
-            i, last = i + 1, "atom"
-        elif c == "^":
-            out.append(c)
-            i, last = i + 1, None
-        else:
-            atom(c, c)
-            i, last = i + 1, "atom"
-    if len(groups) != 1:
-        refuse("a ( is never closed")
-    return "".join(out), max(1, repeats + (not pattern.startswith("^")))
-
-
-class _RegexGroup(object):
-    """What _translate_pattern knows of one group's body (the whole pattern is one too)."""
-    __slots__ = ("atoms", "lead", "varies", "tangled", "loose")
-
-    def __init__(self) -> None:
-        self.atoms = 0  # atoms (characters, classes, groups) of the body so far
-        self.lead: str | bool | None = None  # the literal character the body starts with; False: it starts otherwise
-        self.varies = False  # the body can repeat or branch
-        self.tangled = False  # ... with a branch, or a group that repeats or varies itself
-        self.loose: List[str] = []  # Python texts of the atoms the body repeats or makes optional
-
-    def rounds_are_fixed(self) -> bool:
-        """Each round of this group, repeated, starts where its lead is, and only there."""
-        lead = self.lead  # (a character: never an empty string)
-        return isinstance(lead, str) and not self.tangled and not any(re.fullmatch(text, lead) for text in self.loose)
-
-
-_ECMA_CLASSES = {"d": "0-9", "w": "a-zA-Z0-9_", "s": "\\s\\ufeff"}  # (ECMA-262's \s has U+FEFF too)
-
-
-def _pattern_search(pattern: Any) -> Tuple[Callable[[str], Match[str] | None], int, int]:
-    """(the compiled regex's ``search``, the longest string it may be given, its degree d: see above)."""
-    if not isinstance(pattern, str):
-        raise _SchemaError("a pattern must be a string, not %s" % _short(pattern))
-    text, degree = _translate_pattern(pattern)
-    try:
-        found = re.compile(text).search
-    except (re.error, OverflowError, RecursionError) as e:
-        raise _SchemaError("pattern %r: %s" % (_shorten(pattern, _QUOTE_CHARS), e))
-    return found, int(SCHEMA_PATTERN_WORK ** (1.0 / degree)), degree
-
-
-# -- the compiler --------------------------------------------------------------------
-# A compiled node is ``check(value, evaluated, run, depth)``: None when the value passes,
-# else the _Mismatch.  ``evaluated`` is an _Evaluated to record annotations into, or None.
-if TYPE_CHECKING:
-    _Check = Callable[[Any, Optional[_Evaluated], _Run, int], Optional[_Mismatch]]
-    _LateCheck = Callable[[Any, _Evaluated, _Run, int], Optional[_Mismatch]]  # unevaluated*: always given one
-    _ValueCheck = Callable[[Any], Optional[Tuple[str, str]]]  # what _compile_schema gives: (pointer, message)
-
-
-def _accept(value: Any, evaluated: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
-    return None
-
-
-def _reject(value: Any, evaluated: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
-    return _Mismatch("no value is allowed here (the schema is false)")
-
-
-# A check whose value passes when its Python type is in ``check.fast`` (a schema that is only a
-# ``type``, or none): objects and arrays test that themselves and call it only for other types.
-# Most properties of real output schemas are such leaves; this saves a call for each.  (setattr: type
-# checkers know no attributes of a function.)
-setattr(_accept, "fast", frozenset(_JSON_TYPES))
-
-
-def _passing_types(check: _Check | None) -> FrozenSet[type]:
-    return getattr(check, "fast", frozenset())
-
-
-_SUBSCHEMA = ("additionalProperties", "unevaluatedProperties", "additionalItems", "unevaluatedItems",
-              "contains", "propertyNames", "not", "if", "then", "else", "items")
-_SUBSCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies")
-_SUBSCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems", "items")
-_OLD_DRAFTS = ("draft-03", "draft-04", "draft-06", "draft-07")  # there $ref replaces its siblings
-
-
-def _subschemas(schema: _Json) -> Iterator[Any]:
-    for key in _SUBSCHEMA:
-        if isinstance(schema.get(key), (dict, bool)):
-            yield schema[key]
-    for key in _SUBSCHEMA_MAPS:
-        if isinstance(schema.get(key), dict):
-            for sub in schema[key].values():
-                if isinstance(sub, (dict, bool)):
-                    yield sub
-    for key in _SUBSCHEMA_LISTS:
-        if isinstance(schema.get(key), list):
-            for sub in schema[key]:
-                yield sub
-
-
-def _has_scheme(uri: str) -> bool:
-    scheme, colon, _ = uri.partition(":")
-    return bool(colon) and scheme[:1].isalpha() and all(ch.isalnum() or ch in "+-." for ch in scheme)
-
-
-def _resolve_uri(base: str, ref: str) -> str:
-    """``ref`` resolved against ``base`` as RFC 3986 (5.2) says for any scheme: urllib's urljoin()
-    leaves a reference against a base it does not know as hierarchical (``urn:``, ``tag:``) as it is."""
-    if ref.startswith("#"):
-        return base.partition("#")[0] + ref
-    if _has_scheme(ref) or not base:
-        return ref
-    base_parts, ref_parts = re.match(_URI_PARTS, base, re.S), re.match(_REF_PARTS, ref, re.S)
-    assert base_parts is not None and ref_parts is not None  # (every part of both patterns is optional)
-    scheme, authority, path, query = base_parts.groups()[:4]
-    r_authority, r_path, r_query, fragment = ref_parts.groups()
-    if r_authority is not None:
-        authority, path, query = r_authority, _remove_dot_segments(r_path), r_query
-    elif r_path:
-        if not r_path.startswith("/"):  # merged (5.2.3) with the base's path up to its last "/"
-            r_path = ("/" if authority is not None and not path else path[:path.rfind("/") + 1]) + r_path
-        path, query = _remove_dot_segments(r_path), r_query
-    elif r_query is not None:
-        query = r_query
-    return "".join((scheme + ":" if scheme is not None else "", "//" + authority if authority is not None else "",
-                    path, "?" + query if query is not None else "", "#" + fragment if fragment is not None else ""))
-
-
-# RFC 3986 appendix B: scheme, authority, path, query, fragment (a reference: no scheme)
-_REF_PARTS = r"(?://([^/?#]*))?([^?#]*)(?:\?([^#]*))?(?:#(.*))?"
-_URI_PARTS = r"(?:([^:/?#]+):)?" + _REF_PARTS
-
-
-def _remove_dot_segments(path: str) -> str:
-    """RFC 3986 5.2.4, segment by segment (linear in the path's length)."""
-    out: List[str] = []
-    for segment in path.split("/"):
-        if segment == "..":
-            if out:
-                out.pop()
-        elif segment != ".":
-            out.append(segment)
-    if path.startswith("/") and (not out or out[0]):
-        out.insert(0, "")
-    if path.endswith(("/.", "/..")):
-        out.append("")
-    return "/".join(out)
-
-
-class _SchemaCompiler(object):
-    """Indexes one schema document (its $id, $anchor and subschemas), then compiles nodes."""
-
-    def __init__(self, root: Any, draft7: bool = False) -> None:
-        self.resources: Dict[str, Any] = {"": root}  # absolute URI without fragment -> schema
-        self.anchors: Dict[str, _Json] = {}  # URI#name -> schema
-        # name -> {resource URI: schema with that $dynamicAnchor}
-        self.dynamic_anchors: Dict[str, Dict[str, _Json]] = {}
-        self.dynamic = False  # the document uses $dynamicRef: resources entered are tracked
-        self.root = root
-        self.bases: Dict[int, str] = {}  # id(schema) -> its base URI
-        self.compiled: Dict[int, _Check] = {}  # id(schema) -> its check
-        self.count = 0
-        self.depth = 0  # nodes being compiled, one inside the other ($ref hops included)
-        dialect = root.get("$schema") if isinstance(root, dict) else None
-        self.ref_alone = any(d in dialect for d in _OLD_DRAFTS) if isinstance(dialect, str) else draft7
-        self._index(root, "", 0)
-
-    def _index(self, schema: Any, base: str, depth: int) -> None:
-        self.count += 1
-        if self.count > SCHEMA_MAX_NODES or depth > SCHEMA_MAX_DEPTH:
-            raise _SchemaError("the schema has more than %d subschemas or more than %d levels"
-                              % (SCHEMA_MAX_NODES, SCHEMA_MAX_DEPTH))
-        if isinstance(schema, bool):
-            return
-        if not isinstance(schema, dict):
-            raise _SchemaError("a schema is an object or a boolean, not %s" % _short(schema))
-        own = schema.get("$id")
-        if isinstance(own, str) and not (self.ref_alone and "$ref" in schema):
-            if own.startswith("#"):  # draft-07's plain-name anchor
-                self.anchors.setdefault(base.partition("#")[0] + own, schema)
-            else:
-                base = _resolve_uri(base, own).partition("#")[0]
-                self.resources.setdefault(base, schema)
-        for key in ("$anchor", "$dynamicAnchor"):
-            if isinstance(schema.get(key), str):
-                self.anchors.setdefault(base + "#" + schema[key], schema)
-        if isinstance(schema.get("$dynamicAnchor"), str):
-            self.dynamic_anchors.setdefault(schema["$dynamicAnchor"], {}).setdefault(base, schema)
-        self.dynamic = self.dynamic or "$dynamicRef" in schema
-        self.bases[id(schema)] = base
-        for sub in _subschemas(schema):
-            self._index(sub, base, depth + 1)
-
-    def target(self, ref: Any, base: str) -> Any:
-        """The schema a $ref names, inside this document only."""
-        if not isinstance(ref, str):
-            raise _SchemaError("$ref must be a string, not %s" % _short(ref))
-        uri = _resolve_uri(base, ref)
-        where, _, fragment = uri.partition("#")
-        if "%" in fragment:
-            import urllib.parse
-            fragment = urllib.parse.unquote(fragment)
-        if where not in self.resources:
-            raise _SchemaError("$ref %r points outside the schema (%s); mcp_min never fetches schemas"
-                              % (_shorten(ref, _SHOWN_CHARS), _shorten(where, _SHOWN_CHARS)))
-        if fragment and not fragment.startswith("/"):
-            found = self.anchors.get(where + "#" + fragment)
-            if found is None:
-                raise _SchemaError("$ref %r: no $anchor %r in the schema" % (_shorten(ref, _SHOWN_CHARS), fragment))
-            return found
-        node = self.resources[where]
-        for token in fragment.split("/")[1:]:
-            token = token.replace("~1", "/").replace("~0", "~")
-            if isinstance(node, dict) and token in node:
-                node = node[token]
-            elif isinstance(node, list) and token.isascii() and token.isdigit() and int(token) < len(node):
-                node = node[int(token)]
-            else:
-                raise _SchemaError("$ref %r: the schema has nothing there" % _shorten(ref, _SHOWN_CHARS))
-        return node
-
-    def node(self, schema: Any) -> _Check:
-        """The check of one schema node, compiled once (a $ref cycle meets a forwarder)."""
-        if schema is True:
-            return _accept
-        if schema is False:
-            return _reject
-        if not isinstance(schema, dict):
-            raise _SchemaError("a schema is an object or a boolean, not %s" % _short(schema))
-        done = self.compiled.get(id(schema))
-        if done is not None:
-            return done
-        cell: List[_Check] = []
-        self.compiled[id(schema)] = lambda value, ev, run, depth: cell[0](value, ev, run, depth)
-        if id(schema) not in self.bases:  # reached by a $ref into a place the index did not walk
-            self._index(schema, "", 0)
-        self.depth += 1
-        if self.depth > SCHEMA_MAX_DEPTH:  # (the index bounds the document's nesting; this, $ref hops too)
-            raise _SchemaError("the schema nests more than %d levels, $ref hops included" % SCHEMA_MAX_DEPTH)
-        check = self._build(schema)
-        self.depth -= 1
-        if self.dynamic and (schema is self.root or isinstance(schema.get("$id"), str)):
-            check = _entering(self.bases[id(schema)], check)
-        cell.append(check)
-        self.compiled[id(schema)] = check
-        return check
-
-    def dynamic_ref(self, schema: _Json) -> _Check:
-        """$dynamicRef: like $ref, unless its target has the $dynamicAnchor the reference names;
-        then the outermost resource of the dynamic scope with that $dynamicAnchor wins."""
-        ref = schema["$dynamicRef"]
-        found = self.target(ref, self.bases[id(schema)])
-        name = ref.partition("#")[2]
-        static = _entering(self.bases.get(id(found), ""), self.node(found))
-        if not isinstance(found, dict) or found.get("$dynamicAnchor") != name or not name:
-            return static
-        candidates = {uri: _entering(uri, self.node(sub)) for uri, sub in self.dynamic_anchors[name].items()}
-
-        def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
-            for uri in run.scope:
-                if uri in candidates:
-                    return candidates[uri](value, ev, run, depth)
-            return static(value, ev, run, depth)
-        return check
-
-    def _build(self, schema: _Json) -> _Check:
-        if "$recursiveRef" in schema:
-            raise _SchemaError("$recursiveRef (2019-09) is not supported by mcp_min's validator")
-        collected: List[_Check] = []  # the checks of $ref and of the keywords present, in order
-        built: Set[object] = set()
-        leaf = "$ref" not in schema and "$dynamicRef" not in schema and not any(True for _ in _subschemas(schema))
-        if "$ref" in schema:
-            target = self.target(schema["$ref"], self.bases[id(schema)])
-            collected.append(_entering(self.bases.get(id(target), ""), self.node(target)) if self.dynamic
-                             else self.node(target))
-            if self.ref_alone:
-                schema = {}
-        if "$dynamicRef" in schema:
-            collected.append(self.dynamic_ref(schema))
-        typed = _kw_type(self, schema, schema["type"]) if "type" in schema else None
-        fast = _passing_types(typed) if typed is not None else ()
-        for key, build in _KEYWORDS:
-            if key in schema and build not in built:
-                built.add(build)
-                check = build(self, schema, schema[key])
-                if check is not None:
-                    collected.append(check)
-        late = tuple(build(self, schema, schema[key]) for key, build in (
-            ("unevaluatedProperties", _unevaluated_properties), ("unevaluatedItems", _unevaluated_items))
-            if key in schema)
-        checks = tuple(collected)
-        if leaf:
-            # A leaf (no subschema, no $ref) cannot recurse: its caller counted the step.
-            if not checks:
-                return _accept if typed is None else typed  # (whose .fast its callers test themselves)
-            if typed is None and len(checks) == 1:
-                return checks[0]  # every keyword check passes values of other types itself
-
-            def node(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
-                if typed is not None and type(value) not in fast:
-                    found = typed(value, ev, run, depth)
-                    if found is not None:
-                        return found
-                for check in checks:
-                    found = check(value, ev, run, depth)
-                    if found is not None:
-                        return found
-                return None
-            return node
-        if late:
-            def node(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
-                run.steps -= 1
-                if run.steps < 0 or depth > SCHEMA_MAX_DEPTH:
-                    run.over(depth)
-                if typed is not None and type(value) not in fast:
-                    found = typed(value, ev, run, depth)
-                    if found is not None:
-                        return found
-                own = _Evaluated()
-                for check in checks + late:
-                    found = check(value, own, run, depth + 1)
-                    if found is not None:
-                        return found
-                if ev is not None:
-                    ev.merge(own)
-                return None
-        else:
-            def node(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
-                run.steps -= 1
-                if run.steps < 0 or depth > SCHEMA_MAX_DEPTH:
-                    run.over(depth)
-                if typed is not None and type(value) not in fast:
-                    found = typed(value, ev, run, depth)
-                    if found is not None:
-                        return found
-                for check in checks:
-                    found = check(value, ev, run, depth + 1)
-                    if found is not None:
-                        return found
-                return None
-        return node
-
-
-def _entering(uri: str, check: _Check) -> _Check:
-    """``check``, with the resource ``uri`` on the dynamic scope while it runs."""
-    def entered(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
-        run.scope.append(uri)
-        try:
-            return check(value, ev, run, depth)
-        finally:
-            run.scope.pop()
-    return entered
-
-
-def _count(value: Any, keyword: str) -> int:
-    """A keyword's non-negative integer (2.0 counts as 2)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 \
-            or value != int(_number(value, keyword)):
-        raise _SchemaError("%s must be a non-negative integer, not %s" % (keyword, _short(value)))
-    return int(value)
-
-
-def _number(value: object, keyword: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise _SchemaError("%s must be a number, not %s" % (keyword, _short(value)))
-    if isinstance(value, float) and not math.isfinite(value):  # (1e400 is JSON; Python reads it as inf)
-        raise _SchemaError("%s is %s, not a finite number: mcp_min cannot check with it" % (keyword, _short(value)))
-    return value
-
-
-def _kw_type(compiler: _SchemaCompiler, schema: _Json, value: Any) -> _Check:
-    names = [value] if isinstance(value, str) else value
-    if not isinstance(names, list) or not all(isinstance(t, str) and t in _TYPE_NAMES for t in names):
-        raise _SchemaError("type must be one of %s or a list of them, not %s" % (", ".join(sorted(_TYPE_NAMES)),
-                                                                              _short(value)))
-    allowed = frozenset(names) | ({"integer"} if "number" in names else frozenset())
-    wanted = " or ".join(names)
-
-    def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
-        if _json_type(value) in allowed:
-            return None
-        return _Mismatch(lambda: "%s is not of type %s" % (_short(value), wanted))
-    # Values of these Python types pass at once: the node (or, for a schema that is only a type,
-    # its caller: see _passing_types) tests them itself, and calls this for other types only.
-    # (setattr: type checkers know no attributes of a function.)
-    setattr(check, "fast", frozenset(t for name in names for t in _PYTHON_TYPES[name]))
-    return check
-
-
-_PYTHON_TYPES = {"string": (str,), "object": (dict,), "array": (list,), "boolean": (bool,), "null": (type(None),),
-                 "integer": (int,), "number": (int, float)}  # (1.0 is an integer too: the slow path sees to it)
-
-
-def _kw_const(compiler: _SchemaCompiler, schema: _Json, value: Any) -> _Check:
-    key, wanted = _schema_key(value, "const"), _short(value)
-
-    def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
-        if (value if type(value) is str else _json_key(value, run)) == key:  # (a str is its own key)
-            return None
-        return _Mismatch(lambda: "%s is not the const %s" % (_short(value), wanted))
-    return check
-
-
-def _kw_enum(compiler: _SchemaCompiler, schema: _Json, value: Any) -> _Check:
-    if not isinstance(value, list):
-        raise _SchemaError("enum must be a list, not %s" % _short(value))
-    keys = frozenset(_schema_key(v, "enum") for v in value)
-
-    def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
-        if (value if type(value) is str else _json_key(value, run)) in keys:
-            return None
-        return _Mismatch(lambda: "%s is not one of the enum's %d values" % (_short(value), len(keys)))
-    return check
-
-
-def _kw_numbers(compiler: _SchemaCompiler, schema: _Json, _: Any) -> _Check | None:
-    bounds: Dict[str, float] = {}
-    for key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"):
-        if key in schema and not isinstance(schema[key], bool):  # (draft-04's boolean exclusives: ignored)
-            bounds[key] = _number(schema[key], key)
-    low, high = bounds.get("minimum"), bounds.get("maximum")
-    above, below, step = bounds.get("exclusiveMinimum"), bounds.get("exclusiveMaximum"), bounds.get("multipleOf")
-    if step is not None and step <= 0:
-        raise _SchemaError("multipleOf must be more than 0, not %s" % _short(step))
-
-    def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
-        if type(value) is bool or not isinstance(value, (int, float)):
-            return None
-        if low is not None and value < low:
-            return _Mismatch(lambda: "%s is less than %s" % (_short(value), _short(low)))
-        if high is not None and value > high:
-            return _Mismatch(lambda: "%s is more than %s" % (_short(value), _short(high)))
-        if above is not None and value <= above:
-            return _Mismatch(lambda: "%s is not more than %s" % (_short(value), _short(above)))
-        if below is not None and value >= below:
-            return _Mismatch(lambda: "%s is not less than %s" % (_short(value), _short(below)))
-        if step is not None and not _is_multiple(value, step):
-            return _Mismatch(lambda: "%s is not a multiple of %s" % (_short(value), _short(step)))
-        return None
-    return check if bounds else None
-
-
-def _kw_strings(compiler: _SchemaCompiler, schema: _Json, _: Any) -> _Check:
-    low = _count(schema["minLength"], "minLength") if "minLength" in schema else 0
-    high = _count(schema["maxLength"], "maxLength") if "maxLength" in schema else None
-    pattern = schema.get("pattern", "")  # (only read when it is there; _pattern_search refuses all but a string)
-    search, longest, degree = _pattern_search(pattern) if "pattern" in schema else (None, 0, 0)  # (0, 0: unused)
-    free = SCHEMA_SMALL * SCHEMA_VISIT_WORK if degree == 1 else -1  # (no work counted up to this length)
-
-    def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
-        if not isinstance(value, str):
-            return None
-        if low and len(value) < low:
-            return _Mismatch(lambda: "%s is shorter than %d characters" % (_short(value), low))
-        if high is not None and len(value) > high:
-            return _Mismatch(lambda: "%s is longer than %d characters" % (_short(value), high))
-        if search is not None:
-            n = len(value)
-            if n > longest:
-                return _Mismatch("a string of %d characters is too long to check against the pattern %r "
-                                 "(mcp_min checks up to %d)" % (n, _shorten(pattern, _QUOTE_CHARS), longest))
-            if n > free:
-                work = run.work = run.work - n ** degree  # (the worst case: see _translate_pattern)
-                if work < 0:
-                    run.look()
-            if search(value) is None:
-                return _Mismatch(lambda: "%s does not match the pattern %r" % (
-                    _short(value), _shorten(pattern, _QUOTE_CHARS)))
-        return None
-    return check
-
-
-def _subschema_map(compiler: _SchemaCompiler, value: Any, keyword: str) -> Dict[str, _Check]:
-    if not isinstance(value, dict):
-        raise _SchemaError("%s must be an object, not %s" % (keyword, _short(value)))
-    return {key: compiler.node(sub) for key, sub in value.items()}
-
-
-def _kw_object(compiler: _SchemaCompiler, schema: _Json, _: Any) -> _Check | None:
-    """properties, patternProperties and additionalProperties, which depend on each other, and
-    required (one call less per object)."""
-    required = schema.get("required", [])
-    if not isinstance(required, list) or not all(isinstance(v, str) for v in required):
-        raise _SchemaError("required must be a list of strings, not %s" % _short(required))
-    props = _subschema_map(compiler, schema.get("properties", {}), "properties")
-    patterns = [_pattern_search(p) + (p, sub) for p, sub in
-                _subschema_map(compiler, schema.get("patternProperties", {}), "patternProperties").items()]
-    other = compiler.node(schema["additionalProperties"]) if "additionalProperties" in schema else None
-
-    def unexpected(key: str, found: _Mismatch) -> _Mismatch:
-        return _Mismatch("the property %r is not allowed" % _shorten(key, _QUOTE_CHARS)) if other is _reject else found
-
-    table = {key: (sub, _passing_types(sub)) for key, sub in props.items()}  # for plain()
-    otherwise = (other, _passing_types(other)) if other is not None else None
-    required = tuple(required)
-    visit, weight = SCHEMA_VISIT_WORK, len(required) * SCHEMA_VISIT_WORK  # (the work of a visit, see _Run)
-    free = SCHEMA_SMALL if len(required) <= SCHEMA_SMALL else -1  # (no work counted up to this size)
-
-    def missing(value: _Json) -> _Mismatch | None:
-        for name in required:
-            if name not in value:
-                return _Mismatch("the required property %r is missing" % name)
-        return None
-
-    def plain(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:  # no patternProperties
-        if not isinstance(value, dict):
-            return None
-        if len(value) > free:
-            work = run.work = run.work - len(value) * visit - weight
-            if work < 0:
-                run.look()
-        for name in required:  # (the loop of missing(), inline: no call when all are there)
-            if name not in value:
-                return missing(value)
-        if not table and otherwise is None:
-            return None
-        for key, item in value.items():
-            entry = table.get(key, otherwise)
-            if entry is not None:
-                if type(item) not in entry[1]:
-                    found = entry[0](item, None, run, depth)
-                    if found is not None:
-                        found = found if key in props else unexpected(key, found)
-                        found.parts.append(key)
-                        return found
-                if ev is not None:
-                    ev.props.add(key)
-        return None
-
-    def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
-        if not isinstance(value, dict):
-            return None
-        work = run.work = run.work - (len(value) * visit + weight)
-        if work < 0:
-            run.look()
-        found = missing(value)
-        if found is not None:
-            return found
-        for key, item in value.items():
-            sub = props.get(key)
-            matched = sub is not None
-            found = sub(item, None, run, depth) if sub is not None else None
-            for search, longest, degree, pattern, sub in patterns:
-                if found is not None:
-                    break
-                if len(key) > longest:
-                    found = _Mismatch("the property name is too long to check against the pattern %r"
-                                      % _shorten(pattern, _QUOTE_CHARS))
-                    break
-                work = run.work = run.work - len(key) ** degree
-                if work < 0:
-                    run.look()
-                if search(key) is not None:
-                    matched = True
-                    found = sub(item, None, run, depth)
-            if found is None and not matched and other is not None:
-                found = other(item, None, run, depth)
-                if found is not None:
-                    found = unexpected(key, found)
-                matched = True
-            if found is not None:
-                found.parts.append(key)
-                return found
-            if matched and ev is not None:
-                ev.props.add(key)
-        return None
-    if not required and not table and otherwise is None and not patterns:
-        return None
-    return check if patterns else plain
-
-
-def _kw_property_count(compiler: _SchemaCompiler, schema: _Json, _: Any) -> _Check:
-    low = _count(schema["minProperties"], "minProperties") if "minProperties" in schema else 0
-    high = _count(schema["maxProperties"], "maxProperties") if "maxProperties" in schema else None
-
-    def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
-        if isinstance(value, dict) and (len(value) < low or high is not None and len(value) > high):
-            return _Mismatch("an object of %d properties is not within %d..%s" % (len(value), low, high))
-        return None
-    return check
-
-
-def _kw_property_names(compiler: _SchemaCompiler, schema: _Json, value: Any) -> _Check:
-    sub = compiler.node(value)
-
-    def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
-        if isinstance(value, dict):
-            work = run.work = run.work - len(value) * SCHEMA_VISIT_WORK
-            if work < 0:
-                run.look()
-            for key in value:
-                found = sub(key, None, run, depth)
-                if found is not None:
-                    found.message = "property name %r: %s" % (_shorten(key, _QUOTE_CHARS), found.message)
-                    return found
-        return None
-    return check
-
-
-def _kw_dependencies(compiler: _SchemaCompiler, schema: _Json, _: Any) -> _Check | None:
-    """dependentRequired, dependentSchemas and draft-07's dependencies (either kind)."""
-    needs: Dict[str, Tuple[str, ...]] = {}
-    subs: Dict[str, List[_Check]] = {}
-    for keyword in ("dependencies", "dependentRequired", "dependentSchemas"):
-        table = schema.get(keyword)
-        if table is None:
-            continue
-        if not isinstance(table, dict):
-            raise _SchemaError("%s must be an object, not %s" % (keyword, _short(table)))
-        for name, then in table.items():
-            if isinstance(then, list) and keyword != "dependentSchemas":
-                if not all(isinstance(v, str) for v in then):
-                    raise _SchemaError("%s of %r must list property names" % (keyword, name))
-                needs[name] = tuple(then)
-            elif keyword != "dependentRequired":
-                subs.setdefault(name, []).append(compiler.node(then))
-            else:
-                raise _SchemaError("dependentRequired of %r must be a list of names, not %s" % (name, _short(then)))
-    weight = (len(needs) + sum(map(len, needs.values())) + len(subs)) * SCHEMA_VISIT_WORK  # (see _Run)
-
-    def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
-        if not isinstance(value, dict):
-            return None
-        work = run.work = run.work - weight
-        if work < 0:
-            run.look()
-        for name, wanted in needs.items():
-            if name in value:
-                for other in wanted:
-                    if other not in value:
-                        return _Mismatch("the property %r is missing (required with %r)" % (other, name))
-        for name, nodes in subs.items():
-            if name in value:
-                for sub in nodes:
-                    found = sub(value, ev, run, depth)
-                    if found is not None:
-                        return found
-        return None
-    return check if needs or subs else None
-
-
-def _kw_array(compiler: _SchemaCompiler, schema: _Json, _: Any) -> _Check | None:
-    """prefixItems and items (or draft-07's array items and additionalItems), and the counts:
-    minItems, maxItems, uniqueItems (one call less per array)."""
-    low = _count(schema["minItems"], "minItems") if "minItems" in schema else 0
-    high = _count(schema["maxItems"], "maxItems") if "maxItems" in schema else None
-    unique = schema.get("uniqueItems") is True
-    items = schema.get("items")
-    if "prefixItems" in schema:
-        firsts, others = schema["prefixItems"], items
-    elif isinstance(items, list):
-        firsts, others = items, schema.get("additionalItems")
-    else:
-        firsts, others = [], items
-    if not isinstance(firsts, list):
-        raise _SchemaError("prefixItems must be a list of schemas, not %s" % _short(firsts))
-    prefix = tuple(compiler.node(sub) for sub in firsts)
-    rest = compiler.node(others) if others is not None else None
-    if not prefix and rest is None and not (low or high is not None or unique):
-        return None
-
-    def counted(value: List[Any] | Tuple[Any, ...], run: _Run) -> _Mismatch | None:
-        if len(value) < low or high is not None and len(value) > high:
-            return _Mismatch("an array of %d items is not within %d..%s" % (len(value), low, high))
-        if unique and len({v if type(v) is str else _json_key(v, run) for v in value}) != len(value):
-            seen: Dict[Hashable, int] = {}
-            for i, item in enumerate(value):
-                first = seen.setdefault(_json_key(item, run), i)
-                if first != i:
-                    try:
-                        _dumps(item)
-                    except ValueError:  # 1e400 and 1e401 both read as inf
-                        raise _Unchecked("item %d holds a number past a float's range: whether it repeats item %d "
-                                         "is lost" % (i, first))
-                    found = _Mismatch("item %d repeats item %d (uniqueItems)" % (i, first))
-                    found.parts.append(i)
-                    return found
-        return None
-    bounded = low or high is not None or unique
-    quick = _passing_types(rest)
-    visit = SCHEMA_VISIT_WORK  # (the work of a visit, see _Run)
-
-    def every(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:  # no prefix
-        if not isinstance(value, (list, tuple)):
-            return None
-        work = run.work = run.work - len(value) * visit
-        if work < 0:
-            run.look()
-        if bounded:
-            found = counted(value, run)
-            if found is not None:
-                return found
-        if rest is None:
-            return None
-        for i, item in enumerate(value):
-            if type(item) in quick:
-                continue
-            found = rest(item, None, run, depth)
-            if found is not None:
-                found = _Mismatch("no item is allowed at index %d" % i) if rest is _reject else found
-                found.parts.append(i)
-                return found
-        if ev is not None:
-            ev.items.update(range(len(value)))
-        return None
-
-    def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
-        if not isinstance(value, (list, tuple)):
-            return None
-        work = run.work = run.work - len(value) * visit
-        if work < 0:
-            run.look()
-        if bounded:
-            found = counted(value, run)
-            if found is not None:
-                return found
-        for i, item in enumerate(value):
-            sub = prefix[i] if i < len(prefix) else rest
-            if sub is None:
-                break
-            found = sub(item, None, run, depth)
-            if found is not None:
-                if sub is _reject:
-                    found = _Mismatch("no item is allowed at index %d" % i)
-                found.parts.append(i)
-                return found
-        if ev is not None:
-            ev.items.update(range(len(value) if rest is not None else min(len(prefix), len(value))))
-        return None
-    return check if prefix else every
-
-
-def _kw_contains(compiler: _SchemaCompiler, schema: _Json, value: Any) -> _Check:
-    sub = compiler.node(value)
-    low = _count(schema["minContains"], "minContains") if "minContains" in schema else 1
-    high = _count(schema["maxContains"], "maxContains") if "maxContains" in schema else None
-
-    def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
-        if not isinstance(value, (list, tuple)):
-            return None
-        work = run.work = run.work - len(value) * SCHEMA_VISIT_WORK
-        if work < 0:
-            run.look()
-        count = 0
-        for i, item in enumerate(value):
-            if sub(item, None, run, depth) is None:
-                count += 1
-                if ev is not None:
-                    ev.items.add(i)
-                elif high is None and count >= low:
-                    break
-        if count < low:
-            return _Mismatch("%d item(s) match contains, fewer than %d" % (count, low))
-        if high is not None and count > high:
-            return _Mismatch("%d items match contains, more than %d" % (count, high))
-        return None
-    return check
-
-
-def _subschema_list(compiler: _SchemaCompiler, value: Any, keyword: str) -> Tuple[_Check, ...]:
-    if not isinstance(value, list) or not value:
-        raise _SchemaError("%s must be a non-empty list of schemas, not %s" % (keyword, _short(value)))
-    return tuple(compiler.node(sub) for sub in value)
-
-
-def _kw_all_of(compiler: _SchemaCompiler, schema: _Json, value: Any) -> _Check:
-    subs = _subschema_list(compiler, value, "allOf")
-    weight = len(subs) * SCHEMA_VISIT_WORK  # (see _Run: a leaf branch counts no step, so this counts them)
-
-    def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
-        work = run.work = run.work - weight
-        if work < 0:
-            run.look()
-        for sub in subs:
-            found = sub(value, ev, run, depth)
-            if found is not None:
-                return found
-        return None
-    return check
-
-
-def _kw_any_of(compiler: _SchemaCompiler, schema: _Json, value: Any) -> _Check:
-    subs = _subschema_list(compiler, value, "anyOf")
-    weight = len(subs) * SCHEMA_VISIT_WORK
-
-    def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
-        work = run.work = run.work - weight
-        if work < 0:
-            run.look()
-        first: _Mismatch | None = None
-        passed = False
-        for sub in subs:
-            own = _Evaluated() if ev is not None else None
-            found = sub(value, own, run, depth)
-            if found is None:
-                if ev is None:
-                    return None
-                passed = True
-                assert own is not None  # (made when ev is given)
-                ev.merge(own)
-            elif first is None:
-                first = found
-        if passed:
-            return None
-        assert first is not None  # (subs is never empty, and none passed)
-        return _Mismatch("matches none of the %d anyOf schemas (the first says: %s%s)"
-                         % (len(subs), first.pointer() + ": " if first.parts else "", first.message))
-    return check
-
-
-def _kw_one_of(compiler: _SchemaCompiler, schema: _Json, value: Any) -> _Check:
-    subs = _subschema_list(compiler, value, "oneOf")
-    weight = len(subs) * SCHEMA_VISIT_WORK
-
-    def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
-        work = run.work = run.work - weight
-        if work < 0:
-            run.look()
-        passed: List[Tuple[int, _Evaluated | None]] = []
-        first: _Mismatch | None = None
-        for i, sub in enumerate(subs):
-            own = _Evaluated() if ev is not None else None
-            found = sub(value, own, run, depth)
-            if found is None:
-                passed.append((i, own))
-                if len(passed) > 1:
-                    return _Mismatch("matches oneOf schemas %d and %d; it must match exactly one"
-                                     % (passed[0][0], i))
-            elif first is None:
-                first = found
-        if not passed:
-            assert first is not None  # (subs is never empty, and none passed)
-            return _Mismatch("matches none of the %d oneOf schemas (the first says: %s%s)"
-                             % (len(subs), first.pointer() + ": " if first.parts else "", first.message))
-        own = passed[0][1]
-        if ev is not None and own is not None:  # (own is made when ev is given)
-            ev.merge(own)
-        return None
-    return check
-
-
-def _kw_not(compiler: _SchemaCompiler, schema: _Json, value: Any) -> _Check:
-    sub = compiler.node(value)
-
-    def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
-        if sub(value, None, run, depth) is None:
-            return _Mismatch(lambda: "%s matches the schema under not" % _short(value))
-        return None
-    return check
-
-
-def _kw_if(compiler: _SchemaCompiler, schema: _Json, value: Any) -> _Check:
-    test = compiler.node(value)
-    then = compiler.node(schema["then"]) if "then" in schema else None
-    other = compiler.node(schema["else"]) if "else" in schema else None
-    if then is None and other is None:
-        return _kw_if_alone(test)
-
-    def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
-        own = _Evaluated() if ev is not None else None
-        if test(value, own, run, depth) is None:
-            if ev is not None and own is not None:  # (own is made when ev is given)
-                ev.merge(own)
-            return then(value, ev, run, depth) if then is not None else None
-        return other(value, ev, run, depth) if other is not None else None
-    return check
-
-
-def _kw_if_alone(test: _Check) -> _Check:
-    """``if`` without then/else still counts for unevaluated*: its annotations when it passes."""
-    def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
-        if ev is not None:
-            own = _Evaluated()
-            if test(value, own, run, depth) is None:
-                ev.merge(own)
-        return None
-    return check
-
-
-def _unevaluated_properties(compiler: _SchemaCompiler, schema: _Json, value: Any) -> _LateCheck:
-    sub = compiler.node(value)
-
-    def check(value: Any, own: _Evaluated, run: _Run, depth: int) -> _Mismatch | None:
-        if isinstance(value, dict):
-            work = run.work = run.work - len(value) * SCHEMA_VISIT_WORK
-            if work < 0:
-                run.look()
-            for key, item in value.items():
-                if key not in own.props:
-                    found = sub(item, None, run, depth)
-                    if found is not None:
-                        if sub is _reject:
-                            found = _Mismatch("the property %r is not allowed (unevaluated)"
-                                              % _shorten(key, _QUOTE_CHARS))
-                        found.parts.append(key)
-                        return found
-            own.props.update(value)
-        return None
-    return check
-
-
-def _unevaluated_items(compiler: _SchemaCompiler, schema: _Json, value: Any) -> _LateCheck:
-    sub = compiler.node(value)
-
-    def check(value: Any, own: _Evaluated, run: _Run, depth: int) -> _Mismatch | None:
-        if isinstance(value, (list, tuple)):
-            work = run.work = run.work - len(value) * SCHEMA_VISIT_WORK
-            if work < 0:
-                run.look()
-            for i, item in enumerate(value):
-                if i not in own.items:
-                    found = sub(item, None, run, depth)
-                    if found is not None:
-                        if sub is _reject:
-                            found = _Mismatch("no item is allowed at index %d (unevaluated)" % i)
-                        found.parts.append(i)
-                        return found
-            own.items.update(range(len(value)))
-        return None
-    return check
-
-
-# Each builder runs once per schema node that has its keyword (the first of a group
-# builds the whole group), in this order, after ``type`` (which the node tests itself):
-# it is the order in which differences are found.
-_KEYWORDS = (
-    ("const", _kw_const), ("enum", _kw_enum),
-    ("minimum", _kw_numbers), ("maximum", _kw_numbers), ("exclusiveMinimum", _kw_numbers),
-    ("exclusiveMaximum", _kw_numbers), ("multipleOf", _kw_numbers),
-    ("minLength", _kw_strings), ("maxLength", _kw_strings), ("pattern", _kw_strings),
-    ("required", _kw_object), ("properties", _kw_object), ("patternProperties", _kw_object),
-    ("additionalProperties", _kw_object), ("minProperties", _kw_property_count),
-    ("maxProperties", _kw_property_count), ("propertyNames", _kw_property_names),
-    ("dependentRequired", _kw_dependencies), ("dependentSchemas", _kw_dependencies), ("dependencies", _kw_dependencies),
-    ("minItems", _kw_array), ("maxItems", _kw_array), ("uniqueItems", _kw_array),
-    ("prefixItems", _kw_array), ("items", _kw_array), ("contains", _kw_contains),
-    ("allOf", _kw_all_of), ("anyOf", _kw_any_of), ("oneOf", _kw_one_of), ("not", _kw_not), ("if", _kw_if),
-)
-
-
-def _compile_schema(schema: Any, draft7: bool = False, what: str = "a value") -> _ValueCheck:
-    """Compile a schema once into ``check(value)``: None when the value matches, else
-    (JSON pointer of the first difference, what is wrong there).  _SchemaError when the
-    schema cannot be checked with (see this section's introduction).  ``draft7``: read a
-    schema without ``$schema`` as draft-07 ($ref replaces its siblings); else as 2020-12.
-    A check that can give no verdict (_Unchecked) passes, with a warning naming ``what``."""
-    compiler = _SchemaCompiler(schema, draft7)
-    try:
-        root = compiler.node(schema)
-    except RecursionError:  # (a safety net: SCHEMA_MAX_DEPTH should end every chain before)
-        raise _SchemaError("the schema's $ref chains are nested too deeply")
-
-    def check(value: Any) -> Tuple[str, str] | None:
-        try:
-            found = root(value, None, _Run(), 0)
-        except (_TooCostly, RecursionError):  # (RecursionError: a value from a callback nested past Python's limit)
-            return "", ("checking it takes more than %d steps or %d levels of nesting; mcp_min gives up"
-                        % (SCHEMA_MAX_STEPS, SCHEMA_MAX_DEPTH))
-        except _Unchecked as e:
-            _log.warning("not checking %s: %s; it passes unchecked", what, e)
-            return None
-        except (ValueError, TypeError, LookupError, ArithmeticError) as e:
-            # (What no rule here foresaw is no fault of the value's either.)
-            _log.warning("not checking %s: %s: %s; it passes unchecked", what, type(e).__name__, e)
-            return None
-        return None if found is None else (found.pointer(), found.message)
-    return check
-
-
-def _schema_check(schema: Any, validate: bool | Callable[[Any, Any], object], what: str) -> _ValueCheck | None:
-    """``check(value)`` as _compile_schema gives it, under the client's ``validate=`` option:
-    None when nothing is checked (``validate=False``; a schema mcp_min cannot check with, which
-    is logged).  A callable ``validate(instance, schema)`` raises on a mismatch."""
-    if validate is False:
-        return None
-    if callable(validate):
-        def check(value: Any) -> Tuple[str, str] | None:
-            try:
-                validate(value, schema)
-            except Exception as e:  # whatever it raises is its verdict; jsonschema's errors say where
-                where = getattr(e, "absolute_path", None)
-                pointer = "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in where or ())
-                return pointer, str(getattr(e, "message", None) or e)
-            return None
-        return check
-    try:
-        return _compile_schema(schema, what=what)
-    except _SchemaError as e:
-        _log.warning("not checking %s: %s", what, e)
-    except (ValueError, TypeError, LookupError, ArithmeticError) as e:  # (a schema no rule here foresaw)
-        _log.warning("not checking %s: mcp_min cannot read its schema (%s: %s)", what, type(e).__name__, e)
-    return None
-
-
-def _tool_checks(tools: Iterable[Any], validate: bool | Callable[[Any, Any], object],
-                 previous: Mapping[str, Tuple[Any, _ValueCheck | None]]) -> Dict[str, Tuple[Any, _ValueCheck | None]]:
-    """Tool name -> (outputSchema, its check) for the tools that have one; a schema equal to
-    the one in ``previous`` (the last table) keeps its compiled check."""
-    table: Dict[str, Tuple[Any, _ValueCheck | None]] = {}
-    for tool in tools:
-        schema = tool.get("outputSchema") if isinstance(tool, dict) else None
-        name = tool.get("name") if schema is not None else None
-        if not isinstance(name, str):
-            continue
-        old = previous.get(name)
-        table[name] = old if old is not None and _same_json(old[0], schema) else (
-            schema, _schema_check(schema, validate, "the output of tool %r" % name))
-    return table
-
-
-class _Validation(_Extension):
-    """Output validation, as an add-on: a tool call's final result is checked against the
-    tool's ``outputSchema`` (OutputValidationError), and an accepted form elicitation's
-    content against its ``requestedSchema`` before we send it, under the Client's
-    ``validate=`` option.  Only tools of a tools/list already read are checked: no list is
-    fetched for this (that would cost every first call a round trip); the checks of the last
-    list are kept whatever its ttlMs (the best knowledge we have), until tools/list_changed."""
-
-    watches = ("tools/call", "elicitation/create", "tools/list", "notifications/tools/list_changed")
-
-    def __init__(self, session: _Session) -> None:
-        _Extension.__init__(self, session)
-        # tool name -> (outputSchema, its check), see _tool_checks
-        self._table: Dict[str, Tuple[Any, _ValueCheck | None]] = {}
-
-    def check(self, method: str, params: _Json | None, result: Any) -> None:
-        if method != "tools/call":
-            self._check_form(params or {}, result)
-            return
-        name = (params or {}).get("name")
-        if not isinstance(name, str):  # (a raw tools/call may name anything: only listed tools have checks)
-            return
-        entry = self._table.get(name)
-        if entry is None or entry[1] is None or result.get("isError") is True:
-            return
-        structured = result.get("structuredContent")
-        found = ("", "the result has none") if structured is None else entry[1](structured)
-        if found is not None:
-            raise OutputValidationError(name, found[0], found[1], result)
-
-    def _check_form(self, params: _Json, answer: Any) -> None:
-        """On a mismatch the server gets an error (never a made-up decline) and the log says why."""
-        schema = params.get("requestedSchema")
-        if not isinstance(answer, dict) or answer.get("action") != "accept" or not isinstance(schema, dict):
-            return
-        check = _schema_check(schema, self._session.inbox.validate, "an elicitation answer")
-        found = check(answer.get("content")) if check is not None else None
-        if found is None:
-            return
-        problem = "the elicitation answer's content%s does not match the requestedSchema: %s" % found
-        _log.warning("not sending %s", problem)
-        raise RequestError(INTERNAL_ERROR, problem)
-
-    def listed(self, method: str, items: List[Any]) -> None:
-        self._table = _tool_checks(items, self._session.inbox.validate, self._table)
-
-    def notification(self, method: str, params: _Json) -> None:
-        self._table = {}  # tools changed: no output is checked against an old schema
-
-
-_EXTENSIONS.append(_Validation)
 
 
 # ---------------------------------------------------------------------------
@@ -7927,6 +6123,1813 @@ class Client(object):
     def __repr__(self) -> str:
         s = self._session
         return "<mcp_min.Client %s %s %s>" % (s.transport.kind, s.transport.name, s.protocol_version)
+
+
+# ---------------------------------------------------------------------------
+# Skills (SEP-2640): a server's skill files, read and verified (an add-on: _Skills)
+# ---------------------------------------------------------------------------
+# A skill is a SKILL.md (YAML frontmatter, then Markdown) and other files, each a resource.  Its
+# entry (skills/list, skills/get) gives each file's size and sha256 digest, and the frontmatter
+# as JSON.  Nothing read is believed until it matches the entry.
+
+class _Yaml(object):
+    """The YAML of skill frontmatter, read line by line: block maps and lists, flow lists of
+    scalars, plain scalars (YAML 1.2 core schema), quoted strings ending on their line, block
+    scalars (| and >, with - or + chomping), comments and {}.  Anything else raises ValueError
+    ("line N: what").  Linear time; one recursion per nesting level.  Keys stay strings."""
+
+    def __init__(self, text: str, first_line: int) -> None:
+        self.lines = text[:-1].split("\n") if text.endswith("\n") else text.split("\n")
+        self.first, self.i, self.dash = first_line, 0, False  # self.i: the line being read
+
+    def fail(self, reason: str) -> NoReturn:
+        raise ValueError("line %d: %s" % (self.first + self.i, reason))
+
+    def next_content(self) -> int:
+        """Skip blank and comment lines; the indentation of the next line, or -1 at the end."""
+        while self.i < len(self.lines):
+            text = self.lines[self.i].lstrip(" ")
+            if text.lstrip(" \t")[:1] not in ("", "#"):
+                if text[0] == "\t":
+                    self.fail("tab in indentation (YAML indents with spaces)")
+                self.dash = text[0] == "-" and text[1:2] in ("", " ", "\t")  # a list item
+                return len(self.lines[self.i]) - len(text)
+            self.i += 1
+        return -1
+
+    def node(self, parent: int, depth: int, line: int | None = None) -> Any:
+        """The value at the next content indented more than ``parent`` (None when there is
+        none).  A list or map may not start on ``line`` (a map value's own line)."""
+        value: Any
+        col = self.next_content()
+        if col <= parent:
+            return None
+        text = self.lines[self.i][col:]
+        if self.i != line and (self.dash or self.key(text)):
+            if depth >= FRONTMATTER_MAX_DEPTH:
+                self.fail("lists and maps nested deeper than %d levels" % FRONTMATTER_MAX_DEPTH)
+            return self.block(col, depth + 1, self.dash)
+        if text[0] in "|>":
+            return self.block_scalar(text, parent)
+        if text[0] in "\"'[" or text[:2] == "{}":  # an empty map is how emitters write one
+            value, end = ({}, 2) if text[0] == "{" else self.flow_list(text) if text[0] == "[" else self.quoted(text)
+            if text[end:].strip(" \t") and not re.match(r"[ \t]+#", text[end:]):
+                self.fail("unexpected text after the value: %r" % text[end:].strip()[:40])
+        else:
+            value = self.plain(text)
+        self.i += 1
+        return value
+
+    def block(self, col: int, depth: int, is_list: bool) -> Any:
+        """A block list or map whose items start at column ``col``."""
+        out: Any = [] if is_list else {}  # (a list or a dict: each branch below uses one)
+        while True:
+            line = self.lines[self.i]
+            if is_list:  # "- item": the item is what follows, one column further in
+                self.lines[self.i] = line[:col] + " " + line[col + 1:]
+                out.append(self.node(col, depth))
+            else:
+                key, at = self.key(line[col:]) or self.fail("expected 'key: value'")
+                if key in out:
+                    self.fail("duplicate key %r" % key)
+                start, self.lines[self.i] = self.i, " " * (col + at) + line[col + at:]
+                same = self.next_content() == col and self.dash  # a list may start at the key's column
+                out[key] = self.node(col - same, depth, start)
+            indent = self.next_content()
+            if indent < col or is_list and indent == col and not self.dash:
+                return out
+            if indent > col:
+                self.fail("unexpected indentation (a value on several lines needs | or >)")
+
+    def key(self, text: str) -> Tuple[str, int] | None:
+        """(key, where its value starts in ``text``) for a ``key: value`` line, else None."""
+        if text[0] in "\"'":
+            key, end = self.quoted(text)
+        else:
+            found = re.search(r":(?=[ \t]|\Z)|[ \t]#", text)
+            if not found or found.group() != ":":
+                return None
+            key, end = text[:found.start()].rstrip(" \t"), found.start()
+            self.plain(key, "mapping key")  # (it stays a string)
+        colon = re.compile(r"[ \t]*:(?:[ \t]+|\Z)").match(text, end)
+        return (key, colon.end()) if colon else None
+
+    def plain(self, text: str, what: str = "plain value") -> str | bool | int | float | None:
+        """A plain scalar: null, bool, int, float (the YAML 1.2 core schema), else the text."""
+        comment = re.search(r"[ \t]#", text)
+        text = (text[:comment.start()] if comment else text).rstrip(" \t")
+        c, spaced = text[:1], text[1:2] in ("", " ", "\t")
+        if c and c in "&*!{" or c == "?" and spaced:
+            self.fail({"{": "flow maps are not supported (write the map on indented lines)", "?": "complex keys "
+                       "('? ') are not supported"}.get(c, "anchors, aliases and tags are not supported"))
+        if not c or c in "-:" and spaced or c in "[]},#|>@`%\"'":
+            self.fail("a %s cannot %s (quote it)" % (what, "start with %r" % c if c else "be empty"))
+        if re.search(r":(?:[ \t]|\Z)", text):
+            self.fail("':' followed by a space in a plain value (quote the value)")
+        if text in ("~", "null", "Null", "NULL", "true", "True", "TRUE", "false", "False", "FALSE"):
+            return None if text[0] in "~nN" else text[0] in "tT"
+        number = re.match(r"([-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)\Z|[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)"
+                          r"([eE][-+]?[0-9]+)?\Z|([-+]?\.(inf|Inf|INF)|\.(nan|NaN|NAN))\Z", text)
+        if not number:
+            return text
+        if len(text) > FRONTMATTER_MAX_DIGITS:
+            self.fail("a number longer than %d characters" % FRONTMATTER_MAX_DIGITS)
+        return int(text, {"0o": 8, "0x": 16}.get(text[:2], 10)) if number.group(1) else float(
+            text.replace(".", "") if text[-1] in "fFnN" else text)  # .inf, .nan
+
+    def quoted(self, text: str) -> Tuple[str, int]:
+        """(value, end) of the quoted string that starts ``text``; it must end on its line.
+        Double quotes take JSON's escapes (\\uD83D\\uDE00 is one character, as in JSON)."""
+        match = re.match(r"""'(?:[^']|'')*'|"(?:[^"\\]|\\.)*\"""", text)
+        if not match:
+            self.fail("unterminated quoted string (it must end on its line)")
+        found = match.group()
+        if found[0] == "'":
+            return found[1:-1].replace("''", "'"), len(found)
+        bad = [c for c in re.findall(r'\\(?:u[0-9a-fA-F]{4}|["\\/bfnrt]|(.))', found) if c]
+        if bad:
+            self.fail("unsupported escape \\%s in a double-quoted string (JSON's escapes are)" % bad[0])
+        return json.loads(found, strict=False), len(found)
+
+    def flow_list(self, text: str) -> Tuple[List[Any], int]:
+        """([items], end) of the flow list of scalars that starts ``text``; it must end on its line."""
+        item = re.compile(r"""[ \t]*(?:('(?:[^']|'')*'|"(?:[^"\\]|\\.)*")[ \t]*"""  # a quoted item, or
+                          r"""|([^,\[\]{}'" \t][^,\[\]{}]*)?)([,\]])""")  # a plain one; then , or ]
+        out: List[Any] = []
+        pos = 1
+        while True:
+            found = item.match(text, pos)
+            plain = (found.group(2) or "").rstrip(" \t") if found else ""
+            if not found or plain and re.search(r"(^|[ \t])#", plain):
+                self.fail("nested flow collections are not supported" if text[pos:].lstrip(" \t")[:1] in ("[", "{")
+                          else "a flow list holds scalars separated by ',' and ends with ']' on its line")
+            pos = found.end()
+            if found.group(1) or plain:
+                out.append(self.quoted(found.group(1))[0] if found.group(1) else self.plain(plain))
+            elif found.group(3) == ",":
+                self.fail("an empty item in a flow list")
+            if found.group(3) == "]":
+                return out, pos
+
+    def block_scalar(self, text: str, parent: int) -> str:
+        """A | (literal) or > (folded) scalar on the lines indented more than ``parent``."""
+        header = re.match(r"([|>])([-+]?)(?:[ \t]+(?:#.*)?)?\Z", text)
+        if not header:
+            self.fail("a block scalar header is | or > and then - or + at most (no indentation digit)")
+        lines: List[str] = []
+        indent: int | None = None
+        self.i += 1
+        while self.i < len(self.lines):
+            line = self.lines[self.i]
+            spaces = len(line) - len(line.lstrip(" "))
+            if spaces == len(line):  # an empty line; spaces beyond the indentation are text
+                lines.append("" if indent is None else line[indent:])
+            elif spaces > (parent if indent is None else indent - 1):
+                indent = spaces if indent is None else indent
+                lines.append(line[indent:])
+            elif line[spaces] == "\t" or indent is not None and spaces > parent and line[spaces] != "#":
+                self.fail("a line of a block scalar indented less than its first line (or with a tab)")
+            else:
+                break
+            self.i += 1
+        texts = [n for n, line in enumerate(lines) if line]
+        if not texts:
+            return "\n" * len(lines) if header.group(2) == "+" else ""
+        out = ["\n" * texts[0], lines[texts[0]]]
+        for a, b in zip(texts, texts[1:]):  # folded: one line break between two lines of text is a space
+            fold = header.group(1) == ">" and lines[a][0] not in " \t" and lines[b][0] not in " \t"
+            out += ["\n" * (b - a - 1) or " " if fold else "\n" * (b - a), lines[b]]
+        return "".join(out) + {"-": "", "": "\n", "+": "\n" * (len(lines) - texts[-1])}[header.group(2)]
+
+
+def _parse_frontmatter(markdown: str) -> Tuple[_Json, str]:
+    """(frontmatter dict, body) of a SKILL.md; ValueError("line N: what") when its frontmatter
+    is missing or not in the YAML that _Yaml reads."""
+    text = markdown[1:] if markdown.startswith("\ufeff") else markdown
+    opening = re.match(r"---[ \t]*\r?\n", text)
+    closing = opening and re.compile(r"^---[ \t]*\r?$", re.M).search(text, opening.end())
+    if not opening or not closing:
+        raise ValueError("line 1: SKILL.md must begin with YAML frontmatter between two '---' lines")
+    if closing.start() - opening.end() > FRONTMATTER_MAX_CHARS:
+        raise ValueError("line 2: the frontmatter is longer than %d characters" % FRONTMATTER_MAX_CHARS)
+    yaml = _Yaml(text[opening.end():closing.start()].replace("\r\n", "\n").replace("\r", "\n"), 2)
+    value = yaml.node(-1, 0)
+    if yaml.next_content() >= 0:
+        yaml.fail("unexpected text after the frontmatter's fields")
+    if not isinstance(value, (dict, type(None))):
+        raise ValueError("line 2: the frontmatter must be a map of fields, not a %s" % type(value).__name__)
+    return value or {}, text[closing.end() + 1:]
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    """Equal as JSON values: 1 == 1.0, but True != 1 and "1" != 1.  Walks both with a list, not
+    recursion: server JSON may nest deeper than Python's recursion limit."""
+    pairs = [(a, b)]
+    while pairs:
+        a, b = pairs.pop()
+        if isinstance(a, bool) or isinstance(b, bool):
+            same = a is b
+        elif isinstance(a, (int, float)):
+            same = isinstance(b, (int, float)) and a == b
+        elif isinstance(a, list):
+            same = isinstance(b, list) and len(a) == len(b)
+            if same:
+                pairs.extend(zip(a, b))
+        elif isinstance(a, dict):
+            same = isinstance(b, dict) and a.keys() == b.keys()
+            if same:
+                pairs.extend((a[k], b[k]) for k in a)
+        else:
+            same = type(a) is type(b) and a == b
+        if not same:
+            return False
+    return True
+
+
+def _skill_files(entry: Any) -> Tuple[str, List[_Json]]:
+    """Check a skill entry before anything is read: (URI of its SKILL.md, its files, SKILL.md first)."""
+    uri = entry.get("uri") if isinstance(entry, dict) else None
+
+    def bad(detail: str, problem: str = "entry") -> NoReturn:
+        raise SkillVerificationError(uri if isinstance(uri, str) else None, None, problem, detail)
+
+    if not isinstance(uri, str) or "://" not in uri or not uri.endswith("/SKILL.md"):
+        bad("a skill entry's uri must be that of a SKILL.md, not %s" % _shorten(_dumps_for_humans(uri), _QUOTE_CHARS))
+    root, frontmatter, files = uri[:-len("/SKILL.md")], entry.get("frontmatter"), entry.get("resources")
+    if not isinstance(frontmatter, dict) or frontmatter.get("name") != root.rsplit("/", 1)[-1]:
+        bad("the entry's frontmatter does not name the skill %r (its path's last segment)" % root.rsplit("/", 1)[-1])
+    if files == "dynamic":
+        bad("the server makes this skill's files on demand, so they cannot be verified (read_resource() "
+            "reads them unverified)", "dynamic")
+    if not isinstance(files, list) or len(files) > SKILL_MAX_FILES:
+        bad("the entry's resources must be a list of at most %d files" % SKILL_MAX_FILES,
+            "limit" if isinstance(files, list) else "entry")
+    listed: Dict[str, _Json] = {}
+    for item in files:
+        file_uri = item.get("uri") if isinstance(item, dict) else None
+        if not isinstance(file_uri, str):
+            bad("a file of the entry has no uri: %s" % _shorten(_dumps_for_humans(item), _QUOTE_CHARS))
+        if not isinstance(item.get("digest"), str) or not re.match(r"sha256:[0-9a-f]{64}\Z", item["digest"]):
+            bad("%s: the entry's digest is not sha256:<64 lowercase hex digits>" % file_uri)
+        if type(item.get("size")) is not int or item["size"] < 0:
+            bad("%s: the entry's size is not a byte count" % file_uri)
+        inside = file_uri.startswith(root + "/") and not {"", ".", ".."} & set(file_uri[len(root) + 1:].split("/"))
+        if file_uri in listed or not inside:
+            bad("%s %s" % (file_uri, "is listed twice" if inside else "is not in the skill's directory " + root))
+        listed[file_uri] = item
+    if sum(item["size"] for item in files) > SKILL_MAX_BYTES:
+        bad("the skill's files add up to more than %d bytes" % SKILL_MAX_BYTES, "limit")
+    if uri not in listed:
+        bad("the entry's resources do not list %s itself" % uri)
+    return uri, [listed[uri]] + [item for item in files if item["uri"] != uri]
+
+
+def _skill_file(skill: str, item: _Json, result: Any) -> bytes:
+    """The bytes of ``item`` in a resources/read result, once its size and digest match."""
+    hashlib = _stdlib("hashlib", "checking a skill's digests")
+    contents = result.get("contents") if isinstance(result, dict) else None
+    parts = [c for c in contents if isinstance(c, dict) and c.get("uri") == item["uri"]] if isinstance(
+        contents, list) else []
+    blob: Any  # (None when there is neither: b64decode raises TypeError, caught below)
+    text, blob = (parts[0].get("text"), parts[0].get("blob")) if len(parts) == 1 else (None, None)
+    try:
+        data = text.encode("utf-8") if isinstance(text, str) else base64.b64decode(blob, validate=True)
+    except (ValueError, TypeError):  # (text with a lone surrogate, blob not base64, neither)
+        raise SkillVerificationError(skill, item["uri"], "content", "resources/read did not return this file "
+                                     "(one content with its uri, with a text or a base64 blob)")
+    if len(data) != item["size"]:
+        raise SkillVerificationError(skill, item["uri"], "size", "size mismatch: the entry says %d bytes, the "
+                                     "server sent %d" % (item["size"], len(data)), item["size"], len(data))
+    digest = "sha256:" + hashlib.sha256(data).hexdigest()
+    if digest != item["digest"]:
+        raise SkillVerificationError(skill, item["uri"], "digest", "digest mismatch: the entry says %s, the "
+                                     "content hashes to %s" % (item["digest"], digest), item["digest"], digest)
+    return data
+
+
+def _skill_md(skill: str, entry: _Json, data: bytes) -> Tuple[str, _Json, str]:
+    """(text, frontmatter, body) of a SKILL.md whose frontmatter equals the entry's, field by field."""
+    try:
+        text = data.decode("utf-8")
+        frontmatter, body = _parse_frontmatter(text)
+    except ValueError as e:  # (UnicodeDecodeError is one)
+        raise SkillVerificationError(skill, skill, "frontmatter", "cannot read its frontmatter: %s" % e) from e
+    listed = entry["frontmatter"]
+    differ = [k for k in list(listed) + [k for k in frontmatter if k not in listed]
+              if k not in frontmatter or k not in listed or not _same_json(frontmatter[k], listed[k])]
+    if differ:
+        def show(fields: _Json, k: str) -> str:
+            return _shorten(_dumps_for_humans(fields[k]), _COLUMN_CHARS) if k in fields else "(absent)"
+        raise SkillVerificationError(skill, skill, "frontmatter", "frontmatter differs from the entry: " + "; ".join(
+            "%s: the entry says %s, the file says %s" % (k, show(listed, k), show(frontmatter, k)) for k in differ),
+            {k: listed[k] for k in differ if k in listed}, {k: frontmatter[k] for k in differ if k in frontmatter})
+    return text, frontmatter, body
+
+
+SKILLS_EXTENSION = _META_PREFIX + "skills"  # SEP-2640; always declared: list_skills(), read_skill()
+
+
+class _Skills(_Extension):
+    """Skills, as an add-on: it declares the extension (2025-11-25 servers serve skills too)
+    and lists and reads skills for Client.list_skills() and Client.read_skill()."""
+
+    def declare(self, caps: _Json, modern: bool, newest: bool) -> None:
+        if newest:
+            caps.setdefault("extensions", {})[SKILLS_EXTENSION] = {}
+
+    def skills(self, refresh: bool, timeout: float | None) -> List[Dict[str, Any]]:
+        """Client.list_skills()."""
+        self._need_skills()
+        return [e for e in self._session.list_all("skills/list", "skills", refresh, timeout) if isinstance(e, dict)]
+
+    def read(self, skill: str | Dict[str, Any], files: bool, timeout: float | None) -> Dict[str, Any]:
+        """Client.read_skill()."""
+        if timeout == 0:
+            raise RequestTimeout("no time left to read skill %r (timeout 0): nothing sent" % (skill,))
+        entry = self._skill_entry(skill, timeout)
+        uri, listed = _skill_files(entry)
+
+        def read(item: _Json) -> bytes:
+            try:
+                result = self._session.request("resources/read", {"uri": item["uri"]}, timeout)
+            except RequestError as e:
+                raise SkillVerificationError(uri, item["uri"], "missing", "the server did not serve it: %s" % e) from e
+            return _skill_file(uri, item, result)
+
+        # SKILL.md (``listed`` starts with it) first: its frontmatter is checked before anything else is read
+        out = {uri: read(listed[0])}
+        text, frontmatter, body = _skill_md(uri, entry, out[uri])
+        for item in listed[1:] if files else ():
+            out[item["uri"]] = read(item)
+        return {"uri": uri, "name": frontmatter["name"], "frontmatter": frontmatter, "text": text, "body": body,
+                "files": out, "entry": entry}
+
+    def _skill_entry(self, skill: str | _Json, timeout: float | None) -> _Json:
+        """The entry to verify against: as given, from skills/get (a URI) or from the listing."""
+        if isinstance(skill, dict):
+            return skill
+        if not isinstance(skill, str) or not skill:
+            raise ValueError("read_skill() takes a skill name, the URI of its SKILL.md or an entry of list_skills()")
+        if "://" in skill:
+            self._need_skills()
+            entry: _Json = _field(self._session.request("skills/get", {"uri": skill}, timeout), "skill", dict,
+                                  "skills/get")
+            if not entry or entry.get("uri") != skill:
+                raise SkillVerificationError(skill, None, "entry", "skills/get did not return this skill's entry")
+            return entry
+
+        def names(entry: _Json) -> Tuple[Any, str | None]:
+            # its name, and its path (the URI without scheme and /SKILL.md)
+            uri, fm = entry.get("uri"), entry.get("frontmatter")
+            return (fm.get("name") if isinstance(fm, dict) else None,
+                    uri.split("://", 1)[-1][:-len("/SKILL.md")] if isinstance(uri, str) else None)
+        found = [entry for entry in self.skills(False, _DEFAULT) if skill in names(entry)]
+        if len(found) != 1:
+            raise McpError("%d listed skills are named %r%s" % (len(found), skill, (
+                ": %s; pass the URI of the one you want" % ", ".join(str(e.get("uri")) for e in found)) if found else
+                " (one it does not list can still be read by the URI of its SKILL.md)"))
+        return found[0]
+
+    def _need_skills(self) -> None:
+        extensions = self._session.server_capabilities.get("extensions")
+        if not isinstance(extensions, dict) or SKILLS_EXTENSION not in extensions:
+            raise McpError("the server does not declare the %s extension (skill files can still be read with "
+                           "read_resource())" % SKILLS_EXTENSION)
+
+
+_EXTENSIONS.append(_Skills)
+
+
+# ---------------------------------------------------------------------------
+# JSON Schema: checking what the server returns and what we answer (an add-on: _Validation)
+#
+# The spec asks clients to check a tool's ``structuredContent`` against its
+# ``outputSchema``, and a form elicitation answer follows the ``requestedSchema``
+# it was asked with.  This is a JSON Schema 2020-12 validator that also reads the
+# draft-07 / 2019-09 spellings servers still emit (``definitions``, array-form
+# ``items`` with ``additionalItems``, ``dependencies``, ``"$id": "#name"``, and
+# ``$ref`` beside nothing else under a draft-07 ``$schema``).  It is pure (no I/O);
+# the session meets it only as the add-on _Validation, the section's last class.
+# ``_compile_schema`` turns a schema into a check function once: one
+# closure per keyword present, so a check walks only those.
+#   ``format`` is an annotation (2020-12's default) and never checked; 2019-09's
+#   ``$recursiveRef`` is refused (_SchemaError), as is any ``$ref`` outside the
+#   document: mcp_min never fetches a schema (the spec forbids it).  ``$dynamicRef``
+#   follows the dynamic scope (tracked only in a document that uses it).
+#   A hostile schema cannot hang or exhaust a call: the document is indexed up to
+#   SCHEMA_MAX_NODES subschemas and SCHEMA_MAX_DEPTH levels, and compiled within
+#   SCHEMA_MAX_DEPTH levels, $ref hops included; every check counts its steps
+#   (SCHEMA_MAX_STEPS: ``$ref`` cycles and anyOf-of-anyOf blow-ups end there) and its
+#   nesting (SCHEMA_MAX_DEPTH, well inside Python's recursion limit); ``pattern`` is
+#   made safe for Python's backtracking ``re`` (see _translate_pattern); and all the
+#   work of one check -- searches, values, branches -- counts against one clock,
+#   SCHEMA_MAX_SECONDS (see _Run).  Nor does it blame anyone wrongly: a schema it cannot
+#   check with (_SchemaError; also one with a number past a float's range, such as
+#   1e400) is logged and not checked, and a check that can give no verdict (_Unchecked:
+#   out of time, or a value past a float's range) passes the value with a warning.
+#   Every walk over a schema or a value is bounded or iterative (_same_json, _glimpse).
+# ---------------------------------------------------------------------------
+
+
+class _SchemaError(ValueError):
+    """A schema mcp_min cannot check with: malformed, too large or too deep, a ``$ref`` outside
+    the document, a refused ``pattern``, ``$recursiveRef``, or a number past a float's range."""
+
+
+class _Mismatch(object):
+    """The first difference found: ``message``, and the path to the value at fault,
+    innermost part first (parts are added on the way out: a passing check builds nothing).
+    The message may come as a function that makes it: most mismatches are never shown (a failing
+    branch of anyOf), and showing a value costs."""
+    __slots__ = ("_message", "parts")
+
+    def __init__(self, message: str | Callable[[], str]) -> None:
+        self._message = message
+        self.parts: List[str | int] = []
+
+    @property
+    def message(self) -> str:
+        if not isinstance(self._message, str):
+            self._message = self._message()
+        return self._message
+
+    @message.setter
+    def message(self, text: str) -> None:
+        self._message = text
+
+    def pointer(self) -> str:
+        """The JSON pointer (RFC 6901) of the value at fault; "" for the whole value."""
+        return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in reversed(self.parts))
+
+
+class _Evaluated(object):
+    """Which properties and items of one value its schema has evaluated: the annotations
+    that unevaluatedProperties and unevaluatedItems read.  Collected only under those."""
+    __slots__ = ("props", "items")
+
+    def __init__(self) -> None:
+        self.props: Set[str] = set()
+        self.items: Set[int] = set()
+
+    def merge(self, other: _Evaluated) -> None:
+        self.props |= other.props
+        self.items |= other.items
+
+
+class _TooCostly(Exception):
+    """A check went past SCHEMA_MAX_STEPS or SCHEMA_MAX_DEPTH.  An exception, not a
+    mismatch, so that no ``not`` or ``anyOf`` can turn it into a pass."""
+
+
+class _Unchecked(Exception):
+    """A check that can give no verdict: it ran past SCHEMA_MAX_SECONDS, or met a number past a
+    float's range (1e400 is valid JSON, read as inf: which multiples it has, or whether two such
+    numbers differ, is lost).  The value passes unchecked, with a warning: a mismatch would blame
+    the server for what this machine's speed or floats decided.  (The limits that do not depend on
+    the machine -- steps, depth, a string too long for its pattern -- stay mismatches saying
+    mcp_min gives up: the same verdict everywhere, and never a pass that ``not`` could invert.)"""
+
+
+class _Run(object):
+    """One check's budget, shared by every schema node it visits: steps (``steps`` counts down a
+    chunk of SCHEMA_CLOCK_STEPS; ``left``: the steps after it), other work (``work``: what is left
+    to the next look at the clock) and time (``ends``).  ``left`` and ``ends`` are set at the first
+    look (most checks never get there; the few ms before it are not timed).  And its dynamic
+    scope: the base URIs of the schema resources entered so far, outermost first (kept only for
+    a document that uses $dynamicRef)."""
+    __slots__ = ("steps", "work", "scope", "left", "ends")
+
+    left: int
+    ends: float
+
+    def __init__(self) -> None:
+        self.steps, self.work = SCHEMA_CLOCK_STEPS, SCHEMA_CLOCK_WORK
+        self.scope: List[str] = []
+
+    def over(self, depth: int) -> None:
+        """A node found its steps run out or its depth past SCHEMA_MAX_DEPTH: _TooCostly, unless
+        only a chunk of steps ended (then the clock is looked at, and the next chunk given)."""
+        if depth > SCHEMA_MAX_DEPTH:
+            raise _TooCostly()
+        self.look()
+        if self.left <= 0:  # (SCHEMA_MAX_STEPS is counted a chunk at a time)
+            raise _TooCostly()
+        chunk = min(self.left, SCHEMA_CLOCK_STEPS)
+        self.left -= chunk
+        self.steps += chunk
+
+    def look(self) -> None:
+        """Where a chunk of work ended: _Unchecked once the check has taken SCHEMA_MAX_SECONDS."""
+        self.work = SCHEMA_CLOCK_WORK
+        try:
+            ends = self.ends
+        except AttributeError:  # the first look
+            self.ends, self.left = _deadline_after(SCHEMA_MAX_SECONDS), SCHEMA_MAX_STEPS - SCHEMA_CLOCK_STEPS
+            return
+        if _expired(ends):
+            raise _Unchecked("checking it takes more than %.3g s (SCHEMA_MAX_SECONDS)" % SCHEMA_MAX_SECONDS)
+
+
+_JSON_TYPES = {str: "string", dict: "object", list: "array", bool: "boolean", type(None): "null",
+               int: "integer", float: "number"}
+_TYPE_NAMES = frozenset(_JSON_TYPES.values())
+
+
+def _json_type(value: Any) -> str | None:
+    """The JSON type of a value ("integer" for 1 and 1.0), or None for what JSON cannot carry."""
+    kind = _JSON_TYPES.get(type(value))
+    if kind is None:  # subclasses and tuples (from a callback; json.loads makes none)
+        for base, name in ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"),
+                           (dict, "object"), ((list, tuple), "array")):
+            if isinstance(value, base):
+                kind = name
+                break
+    if isinstance(value, float) and (value.is_integer() or abs(value) == math.inf):  # (1e400 reads as inf: an integer)
+        return "integer"
+    return kind
+
+
+def _json_key(value: Any, run: _Run | None = None, depth: int = 0) -> Hashable:
+    """A hashable key, equal for equal JSON values: 1 and 1.0 share one, True and 1 do not.
+    ``run``: the check whose work it counts; nesting past SCHEMA_MAX_DEPTH is _TooCostly."""
+    if type(value) is str or value is None:
+        return value
+    if isinstance(value, bool):
+        return ("b", bool(value))
+    if isinstance(value, (int, float)):
+        return int(value) if isinstance(value, float) and value.is_integer() else value
+    if not isinstance(value, (list, tuple, dict)):
+        return ("?", id(value))  # not JSON: equal to nothing else
+    if depth >= SCHEMA_MAX_DEPTH:
+        raise _TooCostly()
+    if run is not None:
+        work = run.work = run.work - len(value) * SCHEMA_VISIT_WORK
+        if work < 0:
+            run.look()
+    if isinstance(value, dict):
+        return ("o", frozenset((k, _json_key(v, run, depth + 1)) for k, v in value.items()))
+    return ("a",) + tuple(_json_key(v, run, depth + 1) for v in value)
+
+
+def _schema_key(value: Any, keyword: str) -> Hashable:
+    """The _json_key of a ``const`` or ``enum`` value; _SchemaError for one mcp_min cannot compare
+    with: nested past SCHEMA_MAX_DEPTH, or holding a number past a float's range (1e400 reads as
+    inf, and every such number would equal every other)."""
+    try:
+        key = _json_key(value)
+        _dumps(value)  # (ValueError for inf and NaN)
+    except _TooCostly:
+        raise _SchemaError("%s nests deeper than %d levels" % (keyword, SCHEMA_MAX_DEPTH))
+    except (ValueError, TypeError):
+        raise _SchemaError("%s holds a number mcp_min cannot compare (such as 1e400): %s" % (keyword, _short(value)))
+    return key
+
+
+def _decimal(number: int | float) -> Tuple[int, int]:
+    """(digits, exponent) with number == digits * 10 ** exponent, read from its shortest repr:
+    JSON numbers are decimal, and 0.0075 is a multiple of 0.0001 as written."""
+    if not isinstance(number, float):
+        return int(number), 0
+    mantissa, _, exp = repr(number).lower().partition("e")
+    whole, _, frac = mantissa.partition(".")
+    return int(whole + frac), int(exp or 0) - len(frac)
+
+
+def _is_multiple(value: float, of: float) -> bool:
+    if isinstance(value, float) and not math.isfinite(value):
+        if value != value:  # NaN (not JSON): a multiple of nothing
+            return False
+        raise _Unchecked("%s is past a float's range: whether it is a multiple of %s is lost"
+                         % (_short(value), _short(of)))
+    (a, ea), (b, eb) = _decimal(value), _decimal(of)
+    low = min(ea, eb)  # exact integer arithmetic; exponents of finite floats stay within +-400
+    remainder: int = (a * 10 ** (ea - low)) % (b * 10 ** (eb - low))
+    return remainder == 0
+
+
+def _short(value: Any) -> str:
+    """What a mismatch or a schema error shows of a value: at a cost that does not grow with it."""
+    return _glimpse(value, 80)
+
+
+# -- patterns ----------------------------------------------------------------------
+# Python's re backtracks and has no timeout, so two rules bound every pattern check:
+# 1. A repeated group whose body can itself repeat or branch -- (a+)+, (a|ab)*, (\w+\s?)* --
+#    is refused (_SchemaError): such patterns can take time exponential in the input's length.
+#    Except when each round must start with one literal character that nothing repeated or
+#    optional in the body can match, as in (\.[a-z0-9]+)* or (-\w+)*: then where each round
+#    starts is fixed, and there is nothing to backtrack over.  (Telling every safe pattern
+#    apart needs a real regex analysis; a linear-time engine would be a second regex
+#    implementation in this file.)
+# 2. What remains costs at most about n ** d steps for a string of n characters, where d is
+#    the number of repeats plus one when the pattern is not anchored with ^ (a search
+#    tries every start).  A string longer than SCHEMA_PATTERN_WORK ** (1 / d) characters
+#    is reported as a mismatch ("too long to check against the pattern"), never matched:
+#    ^[a-z0-9-]+$ (d = 1) checks any string, an e-mail-like ^[^@]+@[^@]+\.[^@]+$ (d = 3)
+#    up to 271 characters.
+# Translated from ECMA-262 where cheap: \d and \w are ASCII there, \s has U+FEFF, . stops at every line
+# terminator, $ is the very end (Python's also matches before a final newline), and named
+# groups are (?<name>...), \cX is a control character.  Unicode property escapes (\p{...}),
+# back-references and \u{...} are refused.
+
+def _quantifier(pattern: str, i: int) -> Tuple[int, int, int | None] | None:
+    """The counted quantifier {n}, {n,} or {n,m} at ``pattern[i]``: (end, low, high or None),
+    or None when the brace is a literal (ECMA-262 reads a stray { as itself)."""
+    close = pattern.find("}", i)
+    if close < 0:
+        return None
+    low, comma, high = pattern[i + 1:close].partition(",")
+    if not (low.isascii() and low.isdigit()) or high and not (high.isascii() and high.isdigit()) or not comma and high:
+        return None  # (ASCII digits only: "²".isdigit() is true, and int("²") fails)
+    return close + 1, int(low), (int(high) if high else None) if comma else int(low)
+
+
+def _translate_pattern(pattern: str) -> Tuple[str, int]:
+    """An ECMA-262 pattern as Python regex text, and its degree d (see above); or SchemaError."""
+    if len(pattern) > SCHEMA_PATTERN_CHARS:
+        raise _SchemaError("pattern of %d characters (mcp_min checks up to %d)" % (len(pattern), SCHEMA_PATTERN_CHARS))
+
+    def refuse(why: str) -> NoReturn:
+        raise _SchemaError("pattern %r: %s" % (_shorten(pattern, _QUOTE_CHARS), why))
+
+    def atom(text: str, literal: str | None = None) -> None:  # ``literal``: the one character the atom matches
+        group = groups[-1]
+        group.atoms += 1
+        if group.lead is None:
+            group.lead = literal or False
+        out.append(text)
+
+    out: List[str] = []
+    groups, repeats = [_RegexGroup()], 0  # groups: the open ones, outermost first
+    last: str | None = None  # what a quantifier here would repeat: "atom", "group" or None (nothing)
+    closed = _RegexGroup()  # ... the _RegexGroup, when it is a group
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "\\":
+            e = pattern[i + 1:i + 2]
+            if not e:
+                refuse("it ends with a backslash")
+            if e in "dDwWsS":
+                atom(("[%s]" if e.islower() else "[^%s]") % _ECMA_CLASSES[e.lower()])
+            elif e == "c" and pattern[i + 2:i + 3].isalpha():  # \cJ: a control character
+                atom("\\x%02x" % (ord(pattern[i + 2]) % 32), chr(ord(pattern[i + 2]) % 32))
+                i += 1
+            elif e.isdigit() and e != "0" or e in "kpPc" or pattern.startswith("\\u{", i):
+                refuse("back-references, \\p{...} and \\u{...} are not supported")
+            else:
+                atom(pattern[i:i + 2], None if e.isalnum() else e)
+            i, last = i + 2, "atom"
+        elif c == "[":
+            j = i + 1
+            negated = pattern.startswith("^", j)
+            j += negated
+            if pattern.startswith("]", j):  # ECMA-262: [] matches nothing, [^] anything
+                atom("[\\s\\S]" if negated else "(?!)")
+                i, last = j + 1, "atom"
+                continue
+            part = ["[^" if negated else "["]
+            while j < n and pattern[j] != "]":
+                if pattern[j] == "\\":
+                    e = pattern[j + 1:j + 2]
+                    if e in ("d", "w", "s"):
+                        part.append(_ECMA_CLASSES[e])
+                    elif e == "c" and pattern[j + 2:j + 3].isalpha():
+                        part.append("\\x%02x" % (ord(pattern[j + 2]) % 32))
+                        j += 1
+                    elif e and (e in "pPc" or e.isdigit() and e != "0"):
+                        refuse("back-references and \\p{...} are not supported")
+                    else:
+                        part.append(pattern[j:j + 2])
+                    j += 2
+                else:
+                    part.append("\\[" if pattern[j] == "[" else pattern[j])  # Python would warn of nested sets
+                    j += 1
+            if j >= n:
+                refuse("a [ is never closed")
+            atom("".join(part) + "]")
+            i, last = j + 1, "atom"
+        elif c == "(":
+            head = pattern[i:i + 4]
+            if head.startswith("(?<") and head[3:4] not in ("=", "!"):
+                out.append("(?P<")
+                i += 3
+            elif head.startswith(("(?:", "(?=", "(?!")):
+                out.append(head[:3])
+                i += 3
+            elif head.startswith(("(?<=", "(?<!")):
+                out.append(head)
+                i += 4
+            elif head.startswith("(?"):
+                refuse("(? that is not a group, lookaround or named group")
+            else:
+                out.append("(")
+                i += 1
+            groups[-1].atoms += 1
+            if groups[-1].lead is None:
+                groups[-1].lead = False
+            groups.append(_RegexGroup())
+            last = None
+        elif c == ")":
+            if len(groups) == 1:
+                refuse("unbalanced )")
+            closed = groups.pop()
+            groups[-1].varies = groups[-1].varies or closed.varies
+            groups[-1].tangled = groups[-1].tangled or closed.varies
+            out.append(")")
+            i, last = i + 1, "group"
+        elif c == "|":
+            groups[-1].varies = groups[-1].tangled = True
+            out.append("|")
+            i, last = i + 1, None
+        elif c in "*+?" or c == "{" and _quantifier(pattern, i) is not None:
+            if c == "{":
+                counted = _quantifier(pattern, i)
+                assert counted is not None  # (the elif above found it)
+                end, low, high = counted
+            else:
+                end, low, high = i + 1, (1 if c == "+" else 0), (1 if c == "?" else None)
+            if last is None:
+                refuse("nothing to repeat at position %d" % i)
+            end += pattern.startswith("?", end)  # lazy
+            repeating = high is None or high > 1 and high != low
+            if repeating and last == "group" and closed.varies and not closed.rounds_are_fixed():
+                refuse("a repeated group that can itself repeat or branch can backtrack exponentially")
+            repeats += repeating
+            group = groups[-1]
+            if high != low:
+                group.varies = True
+                if last == "group":
+                    group.tangled = True
+                else:
+                    group.loose.append(out[-1])
+                    if group.atoms == 1:  # the lead itself repeats or is optional: no lead
+                        group.lead = False
+            out.append(pattern[i:end])
+            i, last = end, None
+        elif c == "{":
+            atom("\\{", "{")
+            i, last = i + 1, "atom"
+        elif c == "$":
+            out.append("\\Z")
+            i, last = i + 1, None
+        elif c == ".":
+            atom("[^\\n\\r\\u2028\\u2029]")
+            i, last = i + 1, "atom"
+        elif c == "^":
+            out.append(c)
+            i, last = i + 1, None
+        else:
+            atom(c, c)
+            i, last = i + 1, "atom"
+    if len(groups) != 1:
+        refuse("a ( is never closed")
+    return "".join(out), max(1, repeats + (not pattern.startswith("^")))
+
+
+class _RegexGroup(object):
+    """What _translate_pattern knows of one group's body (the whole pattern is one too)."""
+    __slots__ = ("atoms", "lead", "varies", "tangled", "loose")
+
+    def __init__(self) -> None:
+        self.atoms = 0  # atoms (characters, classes, groups) of the body so far
+        self.lead: str | bool | None = None  # the literal character the body starts with; False: it starts otherwise
+        self.varies = False  # the body can repeat or branch
+        self.tangled = False  # ... with a branch, or a group that repeats or varies itself
+        self.loose: List[str] = []  # Python texts of the atoms the body repeats or makes optional
+
+    def rounds_are_fixed(self) -> bool:
+        """Each round of this group, repeated, starts where its lead is, and only there."""
+        lead = self.lead  # (a character: never an empty string)
+        return isinstance(lead, str) and not self.tangled and not any(re.fullmatch(text, lead) for text in self.loose)
+
+
+_ECMA_CLASSES = {"d": "0-9", "w": "a-zA-Z0-9_", "s": "\\s\\ufeff"}  # (ECMA-262's \s has U+FEFF too)
+
+
+def _pattern_search(pattern: Any) -> Tuple[Callable[[str], Match[str] | None], int, int]:
+    """(the compiled regex's ``search``, the longest string it may be given, its degree d: see above)."""
+    if not isinstance(pattern, str):
+        raise _SchemaError("a pattern must be a string, not %s" % _short(pattern))
+    text, degree = _translate_pattern(pattern)
+    try:
+        found = re.compile(text).search
+    except (re.error, OverflowError, RecursionError) as e:
+        raise _SchemaError("pattern %r: %s" % (_shorten(pattern, _QUOTE_CHARS), e))
+    return found, int(SCHEMA_PATTERN_WORK ** (1.0 / degree)), degree
+
+
+# -- the compiler --------------------------------------------------------------------
+# A compiled node is ``check(value, evaluated, run, depth)``: None when the value passes,
+# else the _Mismatch.  ``evaluated`` is an _Evaluated to record annotations into, or None.
+if TYPE_CHECKING:
+    _Check = Callable[[Any, Optional[_Evaluated], _Run, int], Optional[_Mismatch]]
+    _LateCheck = Callable[[Any, _Evaluated, _Run, int], Optional[_Mismatch]]  # unevaluated*: always given one
+    _ValueCheck = Callable[[Any], Optional[Tuple[str, str]]]  # what _compile_schema gives: (pointer, message)
+
+
+def _accept(value: Any, evaluated: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
+    return None
+
+
+def _reject(value: Any, evaluated: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
+    return _Mismatch("no value is allowed here (the schema is false)")
+
+
+# A check whose value passes when its Python type is in ``check.fast`` (a schema that is only a
+# ``type``, or none): objects and arrays test that themselves and call it only for other types.
+# Most properties of real output schemas are such leaves; this saves a call for each.  (setattr: type
+# checkers know no attributes of a function.)
+setattr(_accept, "fast", frozenset(_JSON_TYPES))
+
+
+def _passing_types(check: _Check | None) -> FrozenSet[type]:
+    return getattr(check, "fast", frozenset())
+
+
+_SUBSCHEMA = ("additionalProperties", "unevaluatedProperties", "additionalItems", "unevaluatedItems",
+              "contains", "propertyNames", "not", "if", "then", "else", "items")
+_SUBSCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies")
+_SUBSCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems", "items")
+_OLD_DRAFTS = ("draft-03", "draft-04", "draft-06", "draft-07")  # there $ref replaces its siblings
+
+
+def _subschemas(schema: _Json) -> Iterator[Any]:
+    for key in _SUBSCHEMA:
+        if isinstance(schema.get(key), (dict, bool)):
+            yield schema[key]
+    for key in _SUBSCHEMA_MAPS:
+        if isinstance(schema.get(key), dict):
+            for sub in schema[key].values():
+                if isinstance(sub, (dict, bool)):
+                    yield sub
+    for key in _SUBSCHEMA_LISTS:
+        if isinstance(schema.get(key), list):
+            for sub in schema[key]:
+                yield sub
+
+
+def _has_scheme(uri: str) -> bool:
+    scheme, colon, _ = uri.partition(":")
+    return bool(colon) and scheme[:1].isalpha() and all(ch.isalnum() or ch in "+-." for ch in scheme)
+
+
+def _resolve_uri(base: str, ref: str) -> str:
+    """``ref`` resolved against ``base`` as RFC 3986 (5.2) says for any scheme: urllib's urljoin()
+    leaves a reference against a base it does not know as hierarchical (``urn:``, ``tag:``) as it is."""
+    if ref.startswith("#"):
+        return base.partition("#")[0] + ref
+    if _has_scheme(ref) or not base:
+        return ref
+    base_parts, ref_parts = re.match(_URI_PARTS, base, re.S), re.match(_REF_PARTS, ref, re.S)
+    assert base_parts is not None and ref_parts is not None  # (every part of both patterns is optional)
+    scheme, authority, path, query = base_parts.groups()[:4]
+    r_authority, r_path, r_query, fragment = ref_parts.groups()
+    if r_authority is not None:
+        authority, path, query = r_authority, _remove_dot_segments(r_path), r_query
+    elif r_path:
+        if not r_path.startswith("/"):  # merged (5.2.3) with the base's path up to its last "/"
+            r_path = ("/" if authority is not None and not path else path[:path.rfind("/") + 1]) + r_path
+        path, query = _remove_dot_segments(r_path), r_query
+    elif r_query is not None:
+        query = r_query
+    return "".join((scheme + ":" if scheme is not None else "", "//" + authority if authority is not None else "",
+                    path, "?" + query if query is not None else "", "#" + fragment if fragment is not None else ""))
+
+
+# RFC 3986 appendix B: scheme, authority, path, query, fragment (a reference: no scheme)
+_REF_PARTS = r"(?://([^/?#]*))?([^?#]*)(?:\?([^#]*))?(?:#(.*))?"
+_URI_PARTS = r"(?:([^:/?#]+):)?" + _REF_PARTS
+
+
+def _remove_dot_segments(path: str) -> str:
+    """RFC 3986 5.2.4, segment by segment (linear in the path's length)."""
+    out: List[str] = []
+    for segment in path.split("/"):
+        if segment == "..":
+            if out:
+                out.pop()
+        elif segment != ".":
+            out.append(segment)
+    if path.startswith("/") and (not out or out[0]):
+        out.insert(0, "")
+    if path.endswith(("/.", "/..")):
+        out.append("")
+    return "/".join(out)
+
+
+class _SchemaCompiler(object):
+    """Indexes one schema document (its $id, $anchor and subschemas), then compiles nodes."""
+
+    def __init__(self, root: Any, draft7: bool = False) -> None:
+        self.resources: Dict[str, Any] = {"": root}  # absolute URI without fragment -> schema
+        self.anchors: Dict[str, _Json] = {}  # URI#name -> schema
+        # name -> {resource URI: schema with that $dynamicAnchor}
+        self.dynamic_anchors: Dict[str, Dict[str, _Json]] = {}
+        self.dynamic = False  # the document uses $dynamicRef: resources entered are tracked
+        self.root = root
+        self.bases: Dict[int, str] = {}  # id(schema) -> its base URI
+        self.compiled: Dict[int, _Check] = {}  # id(schema) -> its check
+        self.count = 0
+        self.depth = 0  # nodes being compiled, one inside the other ($ref hops included)
+        dialect = root.get("$schema") if isinstance(root, dict) else None
+        self.ref_alone = any(d in dialect for d in _OLD_DRAFTS) if isinstance(dialect, str) else draft7
+        self._index(root, "", 0)
+
+    def _index(self, schema: Any, base: str, depth: int) -> None:
+        self.count += 1
+        if self.count > SCHEMA_MAX_NODES or depth > SCHEMA_MAX_DEPTH:
+            raise _SchemaError("the schema has more than %d subschemas or more than %d levels"
+                              % (SCHEMA_MAX_NODES, SCHEMA_MAX_DEPTH))
+        if isinstance(schema, bool):
+            return
+        if not isinstance(schema, dict):
+            raise _SchemaError("a schema is an object or a boolean, not %s" % _short(schema))
+        own = schema.get("$id")
+        if isinstance(own, str) and not (self.ref_alone and "$ref" in schema):
+            if own.startswith("#"):  # draft-07's plain-name anchor
+                self.anchors.setdefault(base.partition("#")[0] + own, schema)
+            else:
+                base = _resolve_uri(base, own).partition("#")[0]
+                self.resources.setdefault(base, schema)
+        for key in ("$anchor", "$dynamicAnchor"):
+            if isinstance(schema.get(key), str):
+                self.anchors.setdefault(base + "#" + schema[key], schema)
+        if isinstance(schema.get("$dynamicAnchor"), str):
+            self.dynamic_anchors.setdefault(schema["$dynamicAnchor"], {}).setdefault(base, schema)
+        self.dynamic = self.dynamic or "$dynamicRef" in schema
+        self.bases[id(schema)] = base
+        for sub in _subschemas(schema):
+            self._index(sub, base, depth + 1)
+
+    def target(self, ref: Any, base: str) -> Any:
+        """The schema a $ref names, inside this document only."""
+        if not isinstance(ref, str):
+            raise _SchemaError("$ref must be a string, not %s" % _short(ref))
+        uri = _resolve_uri(base, ref)
+        where, _, fragment = uri.partition("#")
+        if "%" in fragment:
+            import urllib.parse
+            fragment = urllib.parse.unquote(fragment)
+        if where not in self.resources:
+            raise _SchemaError("$ref %r points outside the schema (%s); mcp_min never fetches schemas"
+                              % (_shorten(ref, _SHOWN_CHARS), _shorten(where, _SHOWN_CHARS)))
+        if fragment and not fragment.startswith("/"):
+            found = self.anchors.get(where + "#" + fragment)
+            if found is None:
+                raise _SchemaError("$ref %r: no $anchor %r in the schema" % (_shorten(ref, _SHOWN_CHARS), fragment))
+            return found
+        node = self.resources[where]
+        for token in fragment.split("/")[1:]:
+            token = token.replace("~1", "/").replace("~0", "~")
+            if isinstance(node, dict) and token in node:
+                node = node[token]
+            elif isinstance(node, list) and token.isascii() and token.isdigit() and int(token) < len(node):
+                node = node[int(token)]
+            else:
+                raise _SchemaError("$ref %r: the schema has nothing there" % _shorten(ref, _SHOWN_CHARS))
+        return node
+
+    def node(self, schema: Any) -> _Check:
+        """The check of one schema node, compiled once (a $ref cycle meets a forwarder)."""
+        if schema is True:
+            return _accept
+        if schema is False:
+            return _reject
+        if not isinstance(schema, dict):
+            raise _SchemaError("a schema is an object or a boolean, not %s" % _short(schema))
+        done = self.compiled.get(id(schema))
+        if done is not None:
+            return done
+        cell: List[_Check] = []
+        self.compiled[id(schema)] = lambda value, ev, run, depth: cell[0](value, ev, run, depth)
+        if id(schema) not in self.bases:  # reached by a $ref into a place the index did not walk
+            self._index(schema, "", 0)
+        self.depth += 1
+        if self.depth > SCHEMA_MAX_DEPTH:  # (the index bounds the document's nesting; this, $ref hops too)
+            raise _SchemaError("the schema nests more than %d levels, $ref hops included" % SCHEMA_MAX_DEPTH)
+        check = self._build(schema)
+        self.depth -= 1
+        if self.dynamic and (schema is self.root or isinstance(schema.get("$id"), str)):
+            check = _entering(self.bases[id(schema)], check)
+        cell.append(check)
+        self.compiled[id(schema)] = check
+        return check
+
+    def dynamic_ref(self, schema: _Json) -> _Check:
+        """$dynamicRef: like $ref, unless its target has the $dynamicAnchor the reference names;
+        then the outermost resource of the dynamic scope with that $dynamicAnchor wins."""
+        ref = schema["$dynamicRef"]
+        found = self.target(ref, self.bases[id(schema)])
+        name = ref.partition("#")[2]
+        static = _entering(self.bases.get(id(found), ""), self.node(found))
+        if not isinstance(found, dict) or found.get("$dynamicAnchor") != name or not name:
+            return static
+        candidates = {uri: _entering(uri, self.node(sub)) for uri, sub in self.dynamic_anchors[name].items()}
+
+        def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
+            for uri in run.scope:
+                if uri in candidates:
+                    return candidates[uri](value, ev, run, depth)
+            return static(value, ev, run, depth)
+        return check
+
+    def _build(self, schema: _Json) -> _Check:
+        if "$recursiveRef" in schema:
+            raise _SchemaError("$recursiveRef (2019-09) is not supported by mcp_min's validator")
+        collected: List[_Check] = []  # the checks of $ref and of the keywords present, in order
+        built: Set[object] = set()
+        leaf = "$ref" not in schema and "$dynamicRef" not in schema and not any(True for _ in _subschemas(schema))
+        if "$ref" in schema:
+            target = self.target(schema["$ref"], self.bases[id(schema)])
+            collected.append(_entering(self.bases.get(id(target), ""), self.node(target)) if self.dynamic
+                             else self.node(target))
+            if self.ref_alone:
+                schema = {}
+        if "$dynamicRef" in schema:
+            collected.append(self.dynamic_ref(schema))
+        typed = _kw_type(self, schema, schema["type"]) if "type" in schema else None
+        fast = _passing_types(typed) if typed is not None else ()
+        for key, build in _KEYWORDS:
+            if key in schema and build not in built:
+                built.add(build)
+                check = build(self, schema, schema[key])
+                if check is not None:
+                    collected.append(check)
+        late = tuple(build(self, schema, schema[key]) for key, build in (
+            ("unevaluatedProperties", _unevaluated_properties), ("unevaluatedItems", _unevaluated_items))
+            if key in schema)
+        checks = tuple(collected)
+        if leaf:
+            # A leaf (no subschema, no $ref) cannot recurse: its caller counted the step.
+            if not checks:
+                return _accept if typed is None else typed  # (whose .fast its callers test themselves)
+            if typed is None and len(checks) == 1:
+                return checks[0]  # every keyword check passes values of other types itself
+
+            def node(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
+                if typed is not None and type(value) not in fast:
+                    found = typed(value, ev, run, depth)
+                    if found is not None:
+                        return found
+                for check in checks:
+                    found = check(value, ev, run, depth)
+                    if found is not None:
+                        return found
+                return None
+            return node
+        if late:
+            def node(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
+                run.steps -= 1
+                if run.steps < 0 or depth > SCHEMA_MAX_DEPTH:
+                    run.over(depth)
+                if typed is not None and type(value) not in fast:
+                    found = typed(value, ev, run, depth)
+                    if found is not None:
+                        return found
+                own = _Evaluated()
+                for check in checks + late:
+                    found = check(value, own, run, depth + 1)
+                    if found is not None:
+                        return found
+                if ev is not None:
+                    ev.merge(own)
+                return None
+        else:
+            def node(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
+                run.steps -= 1
+                if run.steps < 0 or depth > SCHEMA_MAX_DEPTH:
+                    run.over(depth)
+                if typed is not None and type(value) not in fast:
+                    found = typed(value, ev, run, depth)
+                    if found is not None:
+                        return found
+                for check in checks:
+                    found = check(value, ev, run, depth + 1)
+                    if found is not None:
+                        return found
+                return None
+        return node
+
+
+def _entering(uri: str, check: _Check) -> _Check:
+    """``check``, with the resource ``uri`` on the dynamic scope while it runs."""
+    def entered(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
+        run.scope.append(uri)
+        try:
+            return check(value, ev, run, depth)
+        finally:
+            run.scope.pop()
+    return entered
+
+
+def _count(value: Any, keyword: str) -> int:
+    """A keyword's non-negative integer (2.0 counts as 2)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 \
+            or value != int(_number(value, keyword)):
+        raise _SchemaError("%s must be a non-negative integer, not %s" % (keyword, _short(value)))
+    return int(value)
+
+
+def _number(value: object, keyword: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _SchemaError("%s must be a number, not %s" % (keyword, _short(value)))
+    if isinstance(value, float) and not math.isfinite(value):  # (1e400 is JSON; Python reads it as inf)
+        raise _SchemaError("%s is %s, not a finite number: mcp_min cannot check with it" % (keyword, _short(value)))
+    return value
+
+
+def _kw_type(compiler: _SchemaCompiler, schema: _Json, value: Any) -> _Check:
+    names = [value] if isinstance(value, str) else value
+    if not isinstance(names, list) or not all(isinstance(t, str) and t in _TYPE_NAMES for t in names):
+        raise _SchemaError("type must be one of %s or a list of them, not %s" % (", ".join(sorted(_TYPE_NAMES)),
+                                                                              _short(value)))
+    allowed = frozenset(names) | ({"integer"} if "number" in names else frozenset())
+    wanted = " or ".join(names)
+
+    def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
+        if _json_type(value) in allowed:
+            return None
+        return _Mismatch(lambda: "%s is not of type %s" % (_short(value), wanted))
+    # Values of these Python types pass at once: the node (or, for a schema that is only a type,
+    # its caller: see _passing_types) tests them itself, and calls this for other types only.
+    # (setattr: type checkers know no attributes of a function.)
+    setattr(check, "fast", frozenset(t for name in names for t in _PYTHON_TYPES[name]))
+    return check
+
+
+_PYTHON_TYPES = {"string": (str,), "object": (dict,), "array": (list,), "boolean": (bool,), "null": (type(None),),
+                 "integer": (int,), "number": (int, float)}  # (1.0 is an integer too: the slow path sees to it)
+
+
+def _kw_const(compiler: _SchemaCompiler, schema: _Json, value: Any) -> _Check:
+    key, wanted = _schema_key(value, "const"), _short(value)
+
+    def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
+        if (value if type(value) is str else _json_key(value, run)) == key:  # (a str is its own key)
+            return None
+        return _Mismatch(lambda: "%s is not the const %s" % (_short(value), wanted))
+    return check
+
+
+def _kw_enum(compiler: _SchemaCompiler, schema: _Json, value: Any) -> _Check:
+    if not isinstance(value, list):
+        raise _SchemaError("enum must be a list, not %s" % _short(value))
+    keys = frozenset(_schema_key(v, "enum") for v in value)
+
+    def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
+        if (value if type(value) is str else _json_key(value, run)) in keys:
+            return None
+        return _Mismatch(lambda: "%s is not one of the enum's %d values" % (_short(value), len(keys)))
+    return check
+
+
+def _kw_numbers(compiler: _SchemaCompiler, schema: _Json, _: Any) -> _Check | None:
+    bounds: Dict[str, float] = {}
+    for key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"):
+        if key in schema and not isinstance(schema[key], bool):  # (draft-04's boolean exclusives: ignored)
+            bounds[key] = _number(schema[key], key)
+    low, high = bounds.get("minimum"), bounds.get("maximum")
+    above, below, step = bounds.get("exclusiveMinimum"), bounds.get("exclusiveMaximum"), bounds.get("multipleOf")
+    if step is not None and step <= 0:
+        raise _SchemaError("multipleOf must be more than 0, not %s" % _short(step))
+
+    def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
+        if type(value) is bool or not isinstance(value, (int, float)):
+            return None
+        if low is not None and value < low:
+            return _Mismatch(lambda: "%s is less than %s" % (_short(value), _short(low)))
+        if high is not None and value > high:
+            return _Mismatch(lambda: "%s is more than %s" % (_short(value), _short(high)))
+        if above is not None and value <= above:
+            return _Mismatch(lambda: "%s is not more than %s" % (_short(value), _short(above)))
+        if below is not None and value >= below:
+            return _Mismatch(lambda: "%s is not less than %s" % (_short(value), _short(below)))
+        if step is not None and not _is_multiple(value, step):
+            return _Mismatch(lambda: "%s is not a multiple of %s" % (_short(value), _short(step)))
+        return None
+    return check if bounds else None
+
+
+def _kw_strings(compiler: _SchemaCompiler, schema: _Json, _: Any) -> _Check:
+    low = _count(schema["minLength"], "minLength") if "minLength" in schema else 0
+    high = _count(schema["maxLength"], "maxLength") if "maxLength" in schema else None
+    pattern = schema.get("pattern", "")  # (only read when it is there; _pattern_search refuses all but a string)
+    search, longest, degree = _pattern_search(pattern) if "pattern" in schema else (None, 0, 0)  # (0, 0: unused)
+    free = SCHEMA_SMALL * SCHEMA_VISIT_WORK if degree == 1 else -1  # (no work counted up to this length)
+
+    def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
+        if not isinstance(value, str):
+            return None
+        if low and len(value) < low:
+            return _Mismatch(lambda: "%s is shorter than %d characters" % (_short(value), low))
+        if high is not None and len(value) > high:
+            return _Mismatch(lambda: "%s is longer than %d characters" % (_short(value), high))
+        if search is not None:
+            n = len(value)
+            if n > longest:
+                return _Mismatch("a string of %d characters is too long to check against the pattern %r "
+                                 "(mcp_min checks up to %d)" % (n, _shorten(pattern, _QUOTE_CHARS), longest))
+            if n > free:
+                work = run.work = run.work - n ** degree  # (the worst case: see _translate_pattern)
+                if work < 0:
+                    run.look()
+            if search(value) is None:
+                return _Mismatch(lambda: "%s does not match the pattern %r" % (
+                    _short(value), _shorten(pattern, _QUOTE_CHARS)))
+        return None
+    return check
+
+
+def _subschema_map(compiler: _SchemaCompiler, value: Any, keyword: str) -> Dict[str, _Check]:
+    if not isinstance(value, dict):
+        raise _SchemaError("%s must be an object, not %s" % (keyword, _short(value)))
+    return {key: compiler.node(sub) for key, sub in value.items()}
+
+
+def _kw_object(compiler: _SchemaCompiler, schema: _Json, _: Any) -> _Check | None:
+    """properties, patternProperties and additionalProperties, which depend on each other, and
+    required (one call less per object)."""
+    required = schema.get("required", [])
+    if not isinstance(required, list) or not all(isinstance(v, str) for v in required):
+        raise _SchemaError("required must be a list of strings, not %s" % _short(required))
+    props = _subschema_map(compiler, schema.get("properties", {}), "properties")
+    patterns = [_pattern_search(p) + (p, sub) for p, sub in
+                _subschema_map(compiler, schema.get("patternProperties", {}), "patternProperties").items()]
+    other = compiler.node(schema["additionalProperties"]) if "additionalProperties" in schema else None
+
+    def unexpected(key: str, found: _Mismatch) -> _Mismatch:
+        return _Mismatch("the property %r is not allowed" % _shorten(key, _QUOTE_CHARS)) if other is _reject else found
+
+    table = {key: (sub, _passing_types(sub)) for key, sub in props.items()}  # for plain()
+    otherwise = (other, _passing_types(other)) if other is not None else None
+    required = tuple(required)
+    visit, weight = SCHEMA_VISIT_WORK, len(required) * SCHEMA_VISIT_WORK  # (the work of a visit, see _Run)
+    free = SCHEMA_SMALL if len(required) <= SCHEMA_SMALL else -1  # (no work counted up to this size)
+
+    def missing(value: _Json) -> _Mismatch | None:
+        for name in required:
+            if name not in value:
+                return _Mismatch("the required property %r is missing" % name)
+        return None
+
+    def plain(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:  # no patternProperties
+        if not isinstance(value, dict):
+            return None
+        if len(value) > free:
+            work = run.work = run.work - len(value) * visit - weight
+            if work < 0:
+                run.look()
+        for name in required:  # (the loop of missing(), inline: no call when all are there)
+            if name not in value:
+                return missing(value)
+        if not table and otherwise is None:
+            return None
+        for key, item in value.items():
+            entry = table.get(key, otherwise)
+            if entry is not None:
+                if type(item) not in entry[1]:
+                    found = entry[0](item, None, run, depth)
+                    if found is not None:
+                        found = found if key in props else unexpected(key, found)
+                        found.parts.append(key)
+                        return found
+                if ev is not None:
+                    ev.props.add(key)
+        return None
+
+    def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
+        if not isinstance(value, dict):
+            return None
+        work = run.work = run.work - (len(value) * visit + weight)
+        if work < 0:
+            run.look()
+        found = missing(value)
+        if found is not None:
+            return found
+        for key, item in value.items():
+            sub = props.get(key)
+            matched = sub is not None
+            found = sub(item, None, run, depth) if sub is not None else None
+            for search, longest, degree, pattern, sub in patterns:
+                if found is not None:
+                    break
+                if len(key) > longest:
+                    found = _Mismatch("the property name is too long to check against the pattern %r"
+                                      % _shorten(pattern, _QUOTE_CHARS))
+                    break
+                work = run.work = run.work - len(key) ** degree
+                if work < 0:
+                    run.look()
+                if search(key) is not None:
+                    matched = True
+                    found = sub(item, None, run, depth)
+            if found is None and not matched and other is not None:
+                found = other(item, None, run, depth)
+                if found is not None:
+                    found = unexpected(key, found)
+                matched = True
+            if found is not None:
+                found.parts.append(key)
+                return found
+            if matched and ev is not None:
+                ev.props.add(key)
+        return None
+    if not required and not table and otherwise is None and not patterns:
+        return None
+    return check if patterns else plain
+
+
+def _kw_property_count(compiler: _SchemaCompiler, schema: _Json, _: Any) -> _Check:
+    low = _count(schema["minProperties"], "minProperties") if "minProperties" in schema else 0
+    high = _count(schema["maxProperties"], "maxProperties") if "maxProperties" in schema else None
+
+    def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
+        if isinstance(value, dict) and (len(value) < low or high is not None and len(value) > high):
+            return _Mismatch("an object of %d properties is not within %d..%s" % (len(value), low, high))
+        return None
+    return check
+
+
+def _kw_property_names(compiler: _SchemaCompiler, schema: _Json, value: Any) -> _Check:
+    sub = compiler.node(value)
+
+    def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
+        if isinstance(value, dict):
+            work = run.work = run.work - len(value) * SCHEMA_VISIT_WORK
+            if work < 0:
+                run.look()
+            for key in value:
+                found = sub(key, None, run, depth)
+                if found is not None:
+                    found.message = "property name %r: %s" % (_shorten(key, _QUOTE_CHARS), found.message)
+                    return found
+        return None
+    return check
+
+
+def _kw_dependencies(compiler: _SchemaCompiler, schema: _Json, _: Any) -> _Check | None:
+    """dependentRequired, dependentSchemas and draft-07's dependencies (either kind)."""
+    needs: Dict[str, Tuple[str, ...]] = {}
+    subs: Dict[str, List[_Check]] = {}
+    for keyword in ("dependencies", "dependentRequired", "dependentSchemas"):
+        table = schema.get(keyword)
+        if table is None:
+            continue
+        if not isinstance(table, dict):
+            raise _SchemaError("%s must be an object, not %s" % (keyword, _short(table)))
+        for name, then in table.items():
+            if isinstance(then, list) and keyword != "dependentSchemas":
+                if not all(isinstance(v, str) for v in then):
+                    raise _SchemaError("%s of %r must list property names" % (keyword, name))
+                needs[name] = tuple(then)
+            elif keyword != "dependentRequired":
+                subs.setdefault(name, []).append(compiler.node(then))
+            else:
+                raise _SchemaError("dependentRequired of %r must be a list of names, not %s" % (name, _short(then)))
+    weight = (len(needs) + sum(map(len, needs.values())) + len(subs)) * SCHEMA_VISIT_WORK  # (see _Run)
+
+    def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
+        if not isinstance(value, dict):
+            return None
+        work = run.work = run.work - weight
+        if work < 0:
+            run.look()
+        for name, wanted in needs.items():
+            if name in value:
+                for other in wanted:
+                    if other not in value:
+                        return _Mismatch("the property %r is missing (required with %r)" % (other, name))
+        for name, nodes in subs.items():
+            if name in value:
+                for sub in nodes:
+                    found = sub(value, ev, run, depth)
+                    if found is not None:
+                        return found
+        return None
+    return check if needs or subs else None
+
+
+def _kw_array(compiler: _SchemaCompiler, schema: _Json, _: Any) -> _Check | None:
+    """prefixItems and items (or draft-07's array items and additionalItems), and the counts:
+    minItems, maxItems, uniqueItems (one call less per array)."""
+    low = _count(schema["minItems"], "minItems") if "minItems" in schema else 0
+    high = _count(schema["maxItems"], "maxItems") if "maxItems" in schema else None
+    unique = schema.get("uniqueItems") is True
+    items = schema.get("items")
+    if "prefixItems" in schema:
+        firsts, others = schema["prefixItems"], items
+    elif isinstance(items, list):
+        firsts, others = items, schema.get("additionalItems")
+    else:
+        firsts, others = [], items
+    if not isinstance(firsts, list):
+        raise _SchemaError("prefixItems must be a list of schemas, not %s" % _short(firsts))
+    prefix = tuple(compiler.node(sub) for sub in firsts)
+    rest = compiler.node(others) if others is not None else None
+    if not prefix and rest is None and not (low or high is not None or unique):
+        return None
+
+    def counted(value: List[Any] | Tuple[Any, ...], run: _Run) -> _Mismatch | None:
+        if len(value) < low or high is not None and len(value) > high:
+            return _Mismatch("an array of %d items is not within %d..%s" % (len(value), low, high))
+        if unique and len({v if type(v) is str else _json_key(v, run) for v in value}) != len(value):
+            seen: Dict[Hashable, int] = {}
+            for i, item in enumerate(value):
+                first = seen.setdefault(_json_key(item, run), i)
+                if first != i:
+                    try:
+                        _dumps(item)
+                    except ValueError:  # 1e400 and 1e401 both read as inf
+                        raise _Unchecked("item %d holds a number past a float's range: whether it repeats item %d "
+                                         "is lost" % (i, first))
+                    found = _Mismatch("item %d repeats item %d (uniqueItems)" % (i, first))
+                    found.parts.append(i)
+                    return found
+        return None
+    bounded = low or high is not None or unique
+    quick = _passing_types(rest)
+    visit = SCHEMA_VISIT_WORK  # (the work of a visit, see _Run)
+
+    def every(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:  # no prefix
+        if not isinstance(value, (list, tuple)):
+            return None
+        work = run.work = run.work - len(value) * visit
+        if work < 0:
+            run.look()
+        if bounded:
+            found = counted(value, run)
+            if found is not None:
+                return found
+        if rest is None:
+            return None
+        for i, item in enumerate(value):
+            if type(item) in quick:
+                continue
+            found = rest(item, None, run, depth)
+            if found is not None:
+                found = _Mismatch("no item is allowed at index %d" % i) if rest is _reject else found
+                found.parts.append(i)
+                return found
+        if ev is not None:
+            ev.items.update(range(len(value)))
+        return None
+
+    def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
+        if not isinstance(value, (list, tuple)):
+            return None
+        work = run.work = run.work - len(value) * visit
+        if work < 0:
+            run.look()
+        if bounded:
+            found = counted(value, run)
+            if found is not None:
+                return found
+        for i, item in enumerate(value):
+            sub = prefix[i] if i < len(prefix) else rest
+            if sub is None:
+                break
+            found = sub(item, None, run, depth)
+            if found is not None:
+                if sub is _reject:
+                    found = _Mismatch("no item is allowed at index %d" % i)
+                found.parts.append(i)
+                return found
+        if ev is not None:
+            ev.items.update(range(len(value) if rest is not None else min(len(prefix), len(value))))
+        return None
+    return check if prefix else every
+
+
+def _kw_contains(compiler: _SchemaCompiler, schema: _Json, value: Any) -> _Check:
+    sub = compiler.node(value)
+    low = _count(schema["minContains"], "minContains") if "minContains" in schema else 1
+    high = _count(schema["maxContains"], "maxContains") if "maxContains" in schema else None
+
+    def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
+        if not isinstance(value, (list, tuple)):
+            return None
+        work = run.work = run.work - len(value) * SCHEMA_VISIT_WORK
+        if work < 0:
+            run.look()
+        count = 0
+        for i, item in enumerate(value):
+            if sub(item, None, run, depth) is None:
+                count += 1
+                if ev is not None:
+                    ev.items.add(i)
+                elif high is None and count >= low:
+                    break
+        if count < low:
+            return _Mismatch("%d item(s) match contains, fewer than %d" % (count, low))
+        if high is not None and count > high:
+            return _Mismatch("%d items match contains, more than %d" % (count, high))
+        return None
+    return check
+
+
+def _subschema_list(compiler: _SchemaCompiler, value: Any, keyword: str) -> Tuple[_Check, ...]:
+    if not isinstance(value, list) or not value:
+        raise _SchemaError("%s must be a non-empty list of schemas, not %s" % (keyword, _short(value)))
+    return tuple(compiler.node(sub) for sub in value)
+
+
+def _kw_all_of(compiler: _SchemaCompiler, schema: _Json, value: Any) -> _Check:
+    subs = _subschema_list(compiler, value, "allOf")
+    weight = len(subs) * SCHEMA_VISIT_WORK  # (see _Run: a leaf branch counts no step, so this counts them)
+
+    def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
+        work = run.work = run.work - weight
+        if work < 0:
+            run.look()
+        for sub in subs:
+            found = sub(value, ev, run, depth)
+            if found is not None:
+                return found
+        return None
+    return check
+
+
+def _kw_any_of(compiler: _SchemaCompiler, schema: _Json, value: Any) -> _Check:
+    subs = _subschema_list(compiler, value, "anyOf")
+    weight = len(subs) * SCHEMA_VISIT_WORK
+
+    def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
+        work = run.work = run.work - weight
+        if work < 0:
+            run.look()
+        first: _Mismatch | None = None
+        passed = False
+        for sub in subs:
+            own = _Evaluated() if ev is not None else None
+            found = sub(value, own, run, depth)
+            if found is None:
+                if ev is None:
+                    return None
+                passed = True
+                assert own is not None  # (made when ev is given)
+                ev.merge(own)
+            elif first is None:
+                first = found
+        if passed:
+            return None
+        assert first is not None  # (subs is never empty, and none passed)
+        return _Mismatch("matches none of the %d anyOf schemas (the first says: %s%s)"
+                         % (len(subs), first.pointer() + ": " if first.parts else "", first.message))
+    return check
+
+
+def _kw_one_of(compiler: _SchemaCompiler, schema: _Json, value: Any) -> _Check:
+    subs = _subschema_list(compiler, value, "oneOf")
+    weight = len(subs) * SCHEMA_VISIT_WORK
+
+    def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
+        work = run.work = run.work - weight
+        if work < 0:
+            run.look()
+        passed: List[Tuple[int, _Evaluated | None]] = []
+        first: _Mismatch | None = None
+        for i, sub in enumerate(subs):
+            own = _Evaluated() if ev is not None else None
+            found = sub(value, own, run, depth)
+            if found is None:
+                passed.append((i, own))
+                if len(passed) > 1:
+                    return _Mismatch("matches oneOf schemas %d and %d; it must match exactly one"
+                                     % (passed[0][0], i))
+            elif first is None:
+                first = found
+        if not passed:
+            assert first is not None  # (subs is never empty, and none passed)
+            return _Mismatch("matches none of the %d oneOf schemas (the first says: %s%s)"
+                             % (len(subs), first.pointer() + ": " if first.parts else "", first.message))
+        own = passed[0][1]
+        if ev is not None and own is not None:  # (own is made when ev is given)
+            ev.merge(own)
+        return None
+    return check
+
+
+def _kw_not(compiler: _SchemaCompiler, schema: _Json, value: Any) -> _Check:
+    sub = compiler.node(value)
+
+    def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
+        if sub(value, None, run, depth) is None:
+            return _Mismatch(lambda: "%s matches the schema under not" % _short(value))
+        return None
+    return check
+
+
+def _kw_if(compiler: _SchemaCompiler, schema: _Json, value: Any) -> _Check:
+    test = compiler.node(value)
+    then = compiler.node(schema["then"]) if "then" in schema else None
+    other = compiler.node(schema["else"]) if "else" in schema else None
+    if then is None and other is None:
+        return _kw_if_alone(test)
+
+    def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
+        own = _Evaluated() if ev is not None else None
+        if test(value, own, run, depth) is None:
+            if ev is not None and own is not None:  # (own is made when ev is given)
+                ev.merge(own)
+            return then(value, ev, run, depth) if then is not None else None
+        return other(value, ev, run, depth) if other is not None else None
+    return check
+
+
+def _kw_if_alone(test: _Check) -> _Check:
+    """``if`` without then/else still counts for unevaluated*: its annotations when it passes."""
+    def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
+        if ev is not None:
+            own = _Evaluated()
+            if test(value, own, run, depth) is None:
+                ev.merge(own)
+        return None
+    return check
+
+
+def _unevaluated_properties(compiler: _SchemaCompiler, schema: _Json, value: Any) -> _LateCheck:
+    sub = compiler.node(value)
+
+    def check(value: Any, own: _Evaluated, run: _Run, depth: int) -> _Mismatch | None:
+        if isinstance(value, dict):
+            work = run.work = run.work - len(value) * SCHEMA_VISIT_WORK
+            if work < 0:
+                run.look()
+            for key, item in value.items():
+                if key not in own.props:
+                    found = sub(item, None, run, depth)
+                    if found is not None:
+                        if sub is _reject:
+                            found = _Mismatch("the property %r is not allowed (unevaluated)"
+                                              % _shorten(key, _QUOTE_CHARS))
+                        found.parts.append(key)
+                        return found
+            own.props.update(value)
+        return None
+    return check
+
+
+def _unevaluated_items(compiler: _SchemaCompiler, schema: _Json, value: Any) -> _LateCheck:
+    sub = compiler.node(value)
+
+    def check(value: Any, own: _Evaluated, run: _Run, depth: int) -> _Mismatch | None:
+        if isinstance(value, (list, tuple)):
+            work = run.work = run.work - len(value) * SCHEMA_VISIT_WORK
+            if work < 0:
+                run.look()
+            for i, item in enumerate(value):
+                if i not in own.items:
+                    found = sub(item, None, run, depth)
+                    if found is not None:
+                        if sub is _reject:
+                            found = _Mismatch("no item is allowed at index %d (unevaluated)" % i)
+                        found.parts.append(i)
+                        return found
+            own.items.update(range(len(value)))
+        return None
+    return check
+
+
+# Each builder runs once per schema node that has its keyword (the first of a group
+# builds the whole group), in this order, after ``type`` (which the node tests itself):
+# it is the order in which differences are found.
+_KEYWORDS = (
+    ("const", _kw_const), ("enum", _kw_enum),
+    ("minimum", _kw_numbers), ("maximum", _kw_numbers), ("exclusiveMinimum", _kw_numbers),
+    ("exclusiveMaximum", _kw_numbers), ("multipleOf", _kw_numbers),
+    ("minLength", _kw_strings), ("maxLength", _kw_strings), ("pattern", _kw_strings),
+    ("required", _kw_object), ("properties", _kw_object), ("patternProperties", _kw_object),
+    ("additionalProperties", _kw_object), ("minProperties", _kw_property_count),
+    ("maxProperties", _kw_property_count), ("propertyNames", _kw_property_names),
+    ("dependentRequired", _kw_dependencies), ("dependentSchemas", _kw_dependencies), ("dependencies", _kw_dependencies),
+    ("minItems", _kw_array), ("maxItems", _kw_array), ("uniqueItems", _kw_array),
+    ("prefixItems", _kw_array), ("items", _kw_array), ("contains", _kw_contains),
+    ("allOf", _kw_all_of), ("anyOf", _kw_any_of), ("oneOf", _kw_one_of), ("not", _kw_not), ("if", _kw_if),
+)
+
+
+def _compile_schema(schema: Any, draft7: bool = False, what: str = "a value") -> _ValueCheck:
+    """Compile a schema once into ``check(value)``: None when the value matches, else
+    (JSON pointer of the first difference, what is wrong there).  _SchemaError when the
+    schema cannot be checked with (see this section's introduction).  ``draft7``: read a
+    schema without ``$schema`` as draft-07 ($ref replaces its siblings); else as 2020-12.
+    A check that can give no verdict (_Unchecked) passes, with a warning naming ``what``."""
+    compiler = _SchemaCompiler(schema, draft7)
+    try:
+        root = compiler.node(schema)
+    except RecursionError:  # (a safety net: SCHEMA_MAX_DEPTH should end every chain before)
+        raise _SchemaError("the schema's $ref chains are nested too deeply")
+
+    def check(value: Any) -> Tuple[str, str] | None:
+        try:
+            found = root(value, None, _Run(), 0)
+        except (_TooCostly, RecursionError):  # (RecursionError: a value from a callback nested past Python's limit)
+            return "", ("checking it takes more than %d steps or %d levels of nesting; mcp_min gives up"
+                        % (SCHEMA_MAX_STEPS, SCHEMA_MAX_DEPTH))
+        except _Unchecked as e:
+            _log.warning("not checking %s: %s; it passes unchecked", what, e)
+            return None
+        except (ValueError, TypeError, LookupError, ArithmeticError) as e:
+            # (What no rule here foresaw is no fault of the value's either.)
+            _log.warning("not checking %s: %s: %s; it passes unchecked", what, type(e).__name__, e)
+            return None
+        return None if found is None else (found.pointer(), found.message)
+    return check
+
+
+def _schema_check(schema: Any, validate: bool | Callable[[Any, Any], object], what: str) -> _ValueCheck | None:
+    """``check(value)`` as _compile_schema gives it, under the client's ``validate=`` option:
+    None when nothing is checked (``validate=False``; a schema mcp_min cannot check with, which
+    is logged).  A callable ``validate(instance, schema)`` raises on a mismatch."""
+    if validate is False:
+        return None
+    if callable(validate):
+        def check(value: Any) -> Tuple[str, str] | None:
+            try:
+                validate(value, schema)
+            except Exception as e:  # whatever it raises is its verdict; jsonschema's errors say where
+                where = getattr(e, "absolute_path", None)
+                pointer = "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in where or ())
+                return pointer, str(getattr(e, "message", None) or e)
+            return None
+        return check
+    try:
+        return _compile_schema(schema, what=what)
+    except _SchemaError as e:
+        _log.warning("not checking %s: %s", what, e)
+    except (ValueError, TypeError, LookupError, ArithmeticError) as e:  # (a schema no rule here foresaw)
+        _log.warning("not checking %s: mcp_min cannot read its schema (%s: %s)", what, type(e).__name__, e)
+    return None
+
+
+def _tool_checks(tools: Iterable[Any], validate: bool | Callable[[Any, Any], object],
+                 previous: Mapping[str, Tuple[Any, _ValueCheck | None]]) -> Dict[str, Tuple[Any, _ValueCheck | None]]:
+    """Tool name -> (outputSchema, its check) for the tools that have one; a schema equal to
+    the one in ``previous`` (the last table) keeps its compiled check."""
+    table: Dict[str, Tuple[Any, _ValueCheck | None]] = {}
+    for tool in tools:
+        schema = tool.get("outputSchema") if isinstance(tool, dict) else None
+        name = tool.get("name") if schema is not None else None
+        if not isinstance(name, str):
+            continue
+        old = previous.get(name)
+        table[name] = old if old is not None and _same_json(old[0], schema) else (
+            schema, _schema_check(schema, validate, "the output of tool %r" % name))
+    return table
+
+
+class _Validation(_Extension):
+    """Output validation, as an add-on: a tool call's final result is checked against the
+    tool's ``outputSchema`` (OutputValidationError), and an accepted form elicitation's
+    content against its ``requestedSchema`` before we send it, under the Client's
+    ``validate=`` option.  Only tools of a tools/list already read are checked: no list is
+    fetched for this (that would cost every first call a round trip); the checks of the last
+    list are kept whatever its ttlMs (the best knowledge we have), until tools/list_changed."""
+
+    watches = ("tools/call", "elicitation/create", "tools/list", "notifications/tools/list_changed")
+
+    def __init__(self, session: _Session) -> None:
+        _Extension.__init__(self, session)
+        # tool name -> (outputSchema, its check), see _tool_checks
+        self._table: Dict[str, Tuple[Any, _ValueCheck | None]] = {}
+
+    def check(self, method: str, params: _Json | None, result: Any) -> None:
+        if method != "tools/call":
+            self._check_form(params or {}, result)
+            return
+        name = (params or {}).get("name")
+        if not isinstance(name, str):  # (a raw tools/call may name anything: only listed tools have checks)
+            return
+        entry = self._table.get(name)
+        if entry is None or entry[1] is None or result.get("isError") is True:
+            return
+        structured = result.get("structuredContent")
+        found = ("", "the result has none") if structured is None else entry[1](structured)
+        if found is not None:
+            raise OutputValidationError(name, found[0], found[1], result)
+
+    def _check_form(self, params: _Json, answer: Any) -> None:
+        """On a mismatch the server gets an error (never a made-up decline) and the log says why."""
+        schema = params.get("requestedSchema")
+        if not isinstance(answer, dict) or answer.get("action") != "accept" or not isinstance(schema, dict):
+            return
+        check = _schema_check(schema, self._session.inbox.validate, "an elicitation answer")
+        found = check(answer.get("content")) if check is not None else None
+        if found is None:
+            return
+        problem = "the elicitation answer's content%s does not match the requestedSchema: %s" % found
+        _log.warning("not sending %s", problem)
+        raise RequestError(INTERNAL_ERROR, problem)
+
+    def listed(self, method: str, items: List[Any]) -> None:
+        self._table = _tool_checks(items, self._session.inbox.validate, self._table)
+
+    def notification(self, method: str, params: _Json) -> None:
+        self._table = {}  # tools changed: no output is checked against an old schema
+
+
+_EXTENSIONS.append(_Validation)
 
 
 # ---------------------------------------------------------------------------
