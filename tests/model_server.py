@@ -109,8 +109,13 @@ def serve(reader, writer):
         out = answer(msg)
         if out is not None:
             with lock:
-                writer.write((json.dumps(out) + "\n").encode("utf-8"))
-                writer.flush()
+                if writer.closed:  # the client left before this slow call ended: nowhere to answer
+                    return
+                try:
+                    writer.write((json.dumps(out) + "\n").encode("utf-8"))
+                    writer.flush()
+                except OSError:  # (its read end closed already)
+                    return
     for line in iter(reader.readline, b""):
         try:
             msg = json.loads(line)
@@ -120,7 +125,8 @@ def serve(reader, writer):
             threading.Thread(target=reply, args=(msg,), daemon=True).start()
         else:
             reply(msg)
-    writer.close()
+    with lock:
+        writer.close()
 
 
 def client_for(**options):
