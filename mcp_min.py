@@ -8019,22 +8019,28 @@ class _Tasks(_Extension):
         return self._followed if isinstance(fut._finish, _Follow) else _as_it_is
 
     def withdraw(self, fut: Future, error: McpError) -> bool:
-        task = self.of_future(fut)
+        with self._lock:
+            task = self._by_future.get(fut)
         return task is not None and task._abandon(error)
 
     def notification(self, method: str, params: _Json) -> None:
         if method == "notifications/progress":
             self.progress(params)
         elif method == "notifications/tools/list_changed":
-            self.forget_support()
+            self._support = None
         else:  # (2025-11-25 ones also reach on_notification)
             self.status(params)
 
     def listed(self, method: str, items: List[Any]) -> None:
-        self.note_tools(items)
+        self._support = {t["name"]: t["execution"].get("taskSupport") for t in items if isinstance(t, dict)
+                         and isinstance(t.get("name"), str) and isinstance(t.get("execution"), dict)}
 
     def closed(self, error: ConnectionClosed) -> None:
-        self.end_all(error)
+        """The connection is gone: every task being followed ends its wait at once."""
+        with self._lock:
+            tasks = list(self._by_id.values())
+        for task in tasks:
+            task._end(_closed_error(error, "task %s ended" % task.id))
 
     # -- what Client reaches through the session (Client.start, Client.task) -------------
     def attach(self, task_id: str, progress: _Progress | None) -> Task:
@@ -8065,13 +8071,6 @@ class _Tasks(_Extension):
             session.list_tools(True)
         return (self._support or {}).get(name)
 
-    def note_tools(self, tools: Iterable[Any]) -> None:
-        self._support = {t["name"]: t["execution"].get("taskSupport") for t in tools if isinstance(t, dict)
-                         and isinstance(t.get("name"), str) and isinstance(t.get("execution"), dict)}
-
-    def forget_support(self) -> None:
-        self._support = None
-
     # -- tasks made ---------------------------------------------------------------
     def made(self, fut: Future, result: object) -> Task | None:
         """The Task a tools/call result announces, or None for an ordinary result."""
@@ -8096,10 +8095,6 @@ class _Tasks(_Extension):
             if fut._progress is not None and not self._session.modern:
                 self._tokens[fut.id] = task  # 2025-11-25: progress keeps using the call's token
         return task
-
-    def of_future(self, fut: Future) -> Task | None:
-        with self._lock:
-            return self._by_future.get(fut)
 
     def intercept(self, fut: Future, msg: _Json) -> bool:
         """On the routing thread: a submitted call whose answer is a task is followed by a
@@ -8137,7 +8132,6 @@ class _Tasks(_Extension):
         server answered at once), which checks its outcome against the tool's outputSchema."""
         task = self.made(fut, result) or Task(self._session, None, None, fut._progress, result)
         task._tool = (fut._params or {}).get("name")  # (a tools/call always has params)
-
         return task
 
     def _follow_here(self, fut: Future, result: _Json) -> Any:
@@ -8190,13 +8184,6 @@ class _Tasks(_Extension):
             task = self._tokens.get(params.get("progressToken"))
         if task is not None:
             task._on_progress(params)
-
-    def end_all(self, error: BaseException) -> None:
-        """The connection is gone: every task being followed ends its wait at once."""
-        with self._lock:
-            tasks = list(self._by_id.values())
-        for task in tasks:
-            task._end(_closed_error(error, "task %s ended" % task.id))
 
 
 class Task(object):
@@ -8507,7 +8494,6 @@ class Task(object):
         return ended
 
     def _abandon(self, error: McpError, strict: bool = False, force: bool = False) -> bool:
-
         """Cancel the task on the server (tasks/cancel); then it ends with ``error``.
 
         Returns False, leaving the task be, when the server says it had ended (-32602);
