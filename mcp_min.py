@@ -11036,20 +11036,19 @@ def _run_tools(client: Client, names: List[str], opts: argparse.Namespace) -> in
     return EXIT_OK
 
 
-def _tool_arguments(client: Client, name: str, words: List[str], opts: argparse.Namespace) -> _Json:
-    """The call's arguments, converted and checked by the tool's input schema (tools/list first);
-    a tool that is not listed (or a server without tools/list) gets today's JSON-when-it-parses rule."""
+def _listed(list_them: Callable[[], List[Any]], name: str) -> _Json:
+    """The item named ``name`` of a listing (tools/list, prompts/list), whose schema converts and checks
+    the arguments; {} when not listed (or the server cannot list): then JSON-when-it-parses, unchecked."""
     try:
-        tools = client.list_tools()
+        items = list_them()
     except RequestError:
-        tools = []
-    tool: _Json = next((t for t in tools if isinstance(t, dict) and t.get("name") == name), {})
-    return _schema_arguments(words, opts.json_args, tool.get("inputSchema"), name)
+        items = []
+    return next((i for i in items if isinstance(i, dict) and i.get("name") == name), {})
 
 
 def _run_call(client: Client, parsed: Tuple[str, List[str]], opts: argparse.Namespace) -> int:
     name, words = parsed
-    arguments = _tool_arguments(client, name, words, opts)
+    arguments = _schema_arguments(words, opts.json_args, _listed(client.list_tools, name).get("inputSchema"), name)
     if opts.task:
         lines = _TaskLines()
         task = client.start(name, arguments, progress=lines.progress)
@@ -11267,11 +11266,7 @@ def _run_prompt(client: Client, parsed: Tuple[str, List[str]], opts: argparse.Na
     name, words = parsed
     if opts.json_args is not None:
         words = list(words) + [opts.json_args]
-    try:
-        listed = client.list_prompts()
-    except RequestError:
-        listed = []
-    prompt: _Json = next((p for p in listed if isinstance(p, dict) and p.get("name") == name), {})
+    prompt = _listed(client.list_prompts, name)
     declared = prompt.get("arguments") if isinstance(prompt.get("arguments"), list) else None
     schema = None
     if declared is not None:  # prompt arguments are strings; the same checks as a tool's
