@@ -10585,16 +10585,6 @@ def _json_arg(text: str, what: str) -> Any:
     return json.loads(text, parse_constant=refuse, parse_float=number)
 
 
-def _key_values(pairs: Iterable[str], as_json: bool = True) -> Dict[str, Any]:
-    """key=value pairs as a dict: values parsed as JSON when they parse (with no schema to go by)."""
-    out: Dict[str, Any] = {}
-    for key, value in _split_pairs(pairs):
-        if as_json:
-            value = _loose_json(value, "%s=%s" % (key, value))
-        out[key] = value
-    return out
-
-
 def _split_pairs(pairs: Iterable[str]) -> List[Tuple[str, str]]:
     """[(key, text)] of key=value words; a repeated key is a usage error (which one would win?)."""
     seen: Set[str] = set()
@@ -10827,7 +10817,7 @@ def _parse_cli(argv: List[str]) -> Tuple[argparse.Namespace, _Json | None, Any]:
         cut = argv.index("--")
         argv, server_argv = argv[:cut], argv[cut + 1:]
     opts = _cli_parser().parse_intermixed_args(argv)  # (options between the words too: call --task NAME)
-    env = _key_values(opts.env, as_json=False)
+    env = dict(_split_pairs(opts.env))
     headers: Dict[str, str] = {}
     for h in opts.header:
         key, sep, value = h.partition(":")
