@@ -10650,9 +10650,7 @@ def _typed_value(text: str, schema: Any, what: str) -> Any:
             continue
         if kind == "integer" and isinstance(value, float) and value.is_integer():
             value = int(value)
-        wanted: Dict[str, type | Tuple[type, ...]] = {"integer": int, "number": (int, float), "array": list,
-                                                      "object": dict, "null": type(None)}
-        if kind in wanted and isinstance(value, wanted[kind]) and not isinstance(value, bool):
+        if _json_type(value) in (("integer", "number") if kind == "number" else (kind,)):
             return value
     raise _UsageError("%s: expected %s" % (what, " or ".join(types)))
 
