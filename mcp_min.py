@@ -8113,7 +8113,7 @@ class _Tasks(_Extension):
         return True
 
     def _follow(self, task: Task, fut: Future) -> None:
-        outcome = self._follow_call(task, fut)
+        outcome = task._follow_call(fut)
         fut._put(outcome if isinstance(outcome, BaseException) else _response(fut.id, outcome))
 
     @staticmethod
@@ -8124,8 +8124,16 @@ class _Tasks(_Extension):
         return _Follow(value)
 
     def _followed(self, fut: Future, result: _Json) -> Any:
-        """The claim's finish: the call's value once its task (if it is one) ended."""
-        return self._session.finished(fut, self._follow_here(fut, result))
+        """The claim's finish: the call's value once its task (if it is one) ended, followed here."""
+        task = self.made(fut, result)
+        if task is not None:
+            outcome = task._follow_call(fut)
+            if fut._progress is not None:
+                self._session.inbox.events.drain(fut._deadline)  # its status reports are seen before its end
+            if isinstance(outcome, BaseException):
+                raise outcome
+            result = outcome
+        return self._session.finished(fut, result)
 
     def _handle(self, fut: Future, result: _Json) -> Task:
         """Client.start()'s value: a Task for what the call answered (one already done when the
@@ -8133,32 +8141,6 @@ class _Tasks(_Extension):
         task = self.made(fut, result) or Task(self._session, None, None, fut._progress, result)
         task._tool = (fut._params or {}).get("name")  # (a tools/call always has params)
         return task
-
-    def _follow_here(self, fut: Future, result: _Json) -> Any:
-        """The final result of a call that became a task (then followed here), or ``result``."""
-        task = self.made(fut, result)
-        if task is None:
-            return result
-        outcome = self._follow_call(task, fut)
-        if fut._progress is not None:
-            self._session.inbox.events.drain(fut._deadline)  # its status reports are seen before its end
-        if isinstance(outcome, BaseException):
-            raise outcome
-        return outcome
-
-    @staticmethod
-    def _follow_call(task: Task, fut: Future) -> _TaskEnd:
-        """``task._follow_call(fut)``; with reset_on_progress, the task's status changes (which
-        reach its progress callback, the clock) move the call's deadline on."""
-        clock = fut._progress if isinstance(fut._progress, _ProgressClock) else None
-        if clock is None:
-            return task._follow_call(fut)
-        clock.following = fut
-        clock.tick(fut)  # (becoming a task was progress)
-        try:
-            return task._follow_call(fut)
-        finally:
-            clock.following = None  # no cycle (future -> clock -> future) outlives the call
 
     # -- what the server pushes ------------------------------------------------------
     def add(self, task_id: str, task: Task) -> None:
@@ -8271,7 +8253,13 @@ class Task(object):
     # -- following ------------------------------------------------------------
     def _follow_call(self, fut: Future) -> _TaskEnd:
         """Follow the task a tool call became, to its outcome (a result dict or an McpError);
-        at the call's deadline, or on a failure of ours, the task is cancelled."""
+        at the call's deadline, or on a failure of ours, the task is cancelled.  With
+        reset_on_progress, the task's status changes (which reach its progress callback, the
+        clock) move the call's deadline on."""
+        clock = fut._progress if isinstance(fut._progress, _ProgressClock) else None
+        if clock is not None:
+            clock.following = fut
+            clock.tick(fut)  # (becoming a task was progress)
         outcome: McpError
         try:
             while True:
@@ -8291,6 +8279,9 @@ class Task(object):
         except Exception as e:  # never leave the caller waiting
             _log.exception("following task %s failed", self.id)
             outcome = McpError("following task %s failed: %r" % (self.id, e))
+        finally:
+            if clock is not None:
+                clock.following = None  # no cycle (future -> clock -> future) outlives the call
         self._abandon(outcome, force=True)
         ended = self._outcome
         assert ended is not None  # _abandon(force=True) ended the task, unless it had ended already
