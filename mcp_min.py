@@ -7963,8 +7963,9 @@ def _older(stamp: object, than: object) -> bool:
 
 
 class _Follow(object):
-    """The ``finish=`` of a tool call (Client's) whose task, if it becomes one, is followed:
-    ``value`` of the final result (None: the result dict itself)."""
+    """The ``finish=`` of a Client's tools/call (``_Tasks.finish``): a result that announces a
+    task is claimed and followed to the task's end (``_Tasks._followed``, on the waiting thread),
+    then ``value`` (None: the result dict itself) makes the caller's value of the final result."""
 
     __slots__ = ("value",)
 
@@ -8116,12 +8117,7 @@ class _Tasks(_Extension):
         outcome = task._follow_call(fut)
         fut._put(outcome if isinstance(outcome, BaseException) else _response(fut.id, outcome))
 
-    @staticmethod
-    def finish(value: Callable[[_Json], Any] | None) -> Callable[[Future, _Json], Any]:
-        """The ``finish=`` of a Client's tools/call: a result that announces a task is claimed
-        and followed to the task's end (``_followed``, on the waiting thread), then ``value``
-        (None: the result dict itself) makes the caller's value of the final result."""
-        return _Follow(value)
+    finish = _Follow  # finish(value): the finish= of a Client's tools/call
 
     def _followed(self, fut: Future, result: _Json) -> Any:
         """The claim's finish: the call's value once its task (if it is one) ended, followed here."""
