@@ -10629,12 +10629,7 @@ def _typed_value(text: str, schema: Any, what: str) -> Any:
             return text
         if kind == "boolean" and text.lower() in ("true", "false", "yes", "no", "1", "0"):
             return text.lower() in ("true", "yes", "1")
-        try:
-            value = _json_arg(text, what)
-        except _UsageError:
-            raise
-        except ValueError:
-            continue
+        value = _loose_json(text, what)  # (not JSON: the text, which is no kind but string)
         if kind == "integer" and isinstance(value, float) and value.is_integer():
             value = int(value)
         if _json_type(value) in (("integer", "number") if kind == "number" else (kind,)):
