@@ -10870,15 +10870,11 @@ def _out(text: str, lines: bool = False) -> None:
 
 def _content(text: object, end: str = "\n") -> None:
     """What the user asked for to stdout: exact when piped, made visible on a terminal."""
-    text = str(text)
-    print(_visible(text, True) if _stdout_on_terminal() else text, end=end)
-
-
-def _stdout_on_terminal() -> bool:
     try:
-        return sys.stdout.isatty()
+        terminal = sys.stdout.isatty()
     except (AttributeError, ValueError):  # (None, or closed)
-        return False
+        terminal = False
+    print(_visible(text, True) if terminal else str(text), end=end)
 
 
 def _dumps_for_humans_indented(value: Any) -> str:
@@ -10938,16 +10934,6 @@ def _item(item: Any, label: str) -> _Json:
     return item if isinstance(item, dict) else {label: item}
 
 
-def _print_tools(tools: Sequence[Any], as_json: bool) -> None:
-    if as_json:
-        _print(tools, True)
-        return
-    for tool in tools:
-        tool = _item(tool, "name")
-        desc = _first_line(tool.get("description"))
-        _out("%s%s" % (_signature(tool), "  - " + desc if desc else ""))
-
-
 def _print_tool(tool: _Json, as_json: bool) -> None:
     """One tool in full: signature, description, each parameter, annotations, output schema."""
     if as_json:
@@ -10999,8 +10985,13 @@ def _run_info(client: Client, parsed: None, opts: argparse.Namespace) -> int:
 
 def _run_tools(client: Client, names: List[str], opts: argparse.Namespace) -> int:
     tools = client.list_tools()
-    if not names:
-        _print_tools(tools, opts.json)
+    if not names and opts.json:
+        _print(tools, True)
+    elif not names:
+        for tool in tools:
+            tool = _item(tool, "name")
+            desc = _first_line(tool.get("description"))
+            _out("%s%s" % (_signature(tool), "  - " + desc if desc else ""))
     for name in names:
         _print_tool(_find(tools, name, "tool"), opts.json)
     return EXIT_OK
