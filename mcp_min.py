@@ -11342,11 +11342,6 @@ def _run_servers(opts: argparse.Namespace) -> int:
     return EXIT_USAGE if problems else EXIT_OK
 
 
-def _run_shell(client: Client, parsed: None, opts: argparse.Namespace) -> int:
-    _new_shell(client, opts).cmdloop()
-    return EXIT_OK
-
-
 def _shell_class() -> Callable[[Client, argparse.Namespace], cmd.Cmd]:
     import cmd
 
@@ -11377,10 +11372,6 @@ def _shell_class() -> Callable[[Client, argparse.Namespace], cmd.Cmd]:
         def default(self, line: str) -> None:  # (cmd's own says "*** Unknown syntax")
             _stderr_line("error: no command %r here (help lists them)" % line.split()[0])
 
-        def run(self, command: str, line: str) -> None:
-            import shlex
-            _COMMANDS[command][2](self.client, _command_words(command, shlex.split(line)), self.opts)
-
         def do_trace(self, line: str) -> None:
             """trace on|off: show every JSON-RPC message on stderr"""
             on = line.strip().lower() in ("on", "1", "yes")
@@ -11397,7 +11388,7 @@ def _shell_class() -> Callable[[Client, argparse.Namespace], cmd.Cmd]:
             """history: the commands typed so far"""
             try:
                 import readline
-            except (ImportError, OSError):  # (OSError: see _new_shell)
+            except (ImportError, OSError):  # (OSError: see _run_shell)
                 print("(no readline here: no history)")
                 return
             for i in range(1, readline.get_current_history_length() + 1):
@@ -11473,7 +11464,8 @@ def _shell_class() -> Callable[[Client, argparse.Namespace], cmd.Cmd]:
 
     def command(name: str) -> Callable[[Shell, str], None]:
         def run(self: Shell, line: str) -> None:
-            self.run(name, line)
+            import shlex
+            _COMMANDS[name][2](self.client, _command_words(name, shlex.split(line)), self.opts)
         run.__doc__ = _command_help(name, True)  # (what cmd's help prints)
         return run
 
@@ -11483,7 +11475,7 @@ def _shell_class() -> Callable[[Client, argparse.Namespace], cmd.Cmd]:
     return Shell
 
 
-def _new_shell(client: Client, opts: argparse.Namespace) -> cmd.Cmd:
+def _run_shell(client: Client, parsed: None, opts: argparse.Namespace) -> int:
     try:
         import readline  # line editing, history and tab completion, where the platform has it
         readline.set_completer_delims(" \t\n")
@@ -11497,7 +11489,8 @@ def _new_shell(client: Client, opts: argparse.Namespace) -> cmd.Cmd:
         import io  # no commands to read, as from an empty pipe; cmd's own output (help) to nowhere, as print()'s
         shell.stdin, shell.use_rawinput = sys.stdin or io.StringIO(), False
         shell.stdout = sys.stdout or io.StringIO()
-    return shell
+    shell.cmdloop()
+    return EXIT_OK
 
 
 _COMMANDS: Dict[str, Tuple[int, _CliParse, _CliRun, str, str]] = {
