@@ -8025,12 +8025,22 @@ class _Tasks(_Extension):
         return task is not None and task._abandon(error)
 
     def notification(self, method: str, params: _Json) -> None:
-        if method == "notifications/progress":
-            self.progress(params)
-        elif method == "notifications/tools/list_changed":
+        if method == "notifications/tools/list_changed":
             self._support = None
-        else:  # (2025-11-25 ones also reach on_notification)
-            self.status(params)
+            return
+        # progress (a 2025-11-25 task's keeps its call's token), or status: notifications/tasks/status
+        # (2025-11-25; it also reaches on_notification) or notifications/tasks (2026-07-28)
+        progress = method == "notifications/progress"
+        with self._lock:
+            if progress:
+                task = self._tokens.get(params.get("progressToken"))
+            else:
+                task_id = params.get("taskId")
+                task = self._by_id.get(task_id) if isinstance(task_id, str) else None
+        if task is not None and progress:
+            task._on_progress(params)
+        elif task is not None:
+            task._push(params)
 
     def listed(self, method: str, items: List[Any]) -> None:
         self._support = {t["name"]: t["execution"].get("taskSupport") for t in items if isinstance(t, dict)
@@ -8138,7 +8148,7 @@ class _Tasks(_Extension):
         task._tool = (fut._params or {}).get("name")  # (a tools/call always has params)
         return task
 
-    # -- what the server pushes ------------------------------------------------------
+    # -- the tasks being followed (what the server pushes is about them) ----------------
     def add(self, task_id: str, task: Task) -> None:
         with self._lock:
             self._by_id[task_id] = task
@@ -8147,21 +8157,6 @@ class _Tasks(_Extension):
         with self._lock:
             for token in [k for k, t in self._tokens.items() if t is task]:
                 del self._tokens[token]
-
-    def status(self, params: _Json) -> None:
-        """notifications/tasks/status (2025-11-25) or notifications/tasks (2026-07-28)."""
-        task_id = params.get("taskId")
-        with self._lock:
-            task = self._by_id.get(task_id) if isinstance(task_id, str) else None
-        if task is not None:
-            task._push(params)
-
-    def progress(self, params: _Json) -> None:
-        """A 2025-11-25 task's progress (it keeps its call's token); ignored when not one of ours."""
-        with self._lock:
-            task = self._tokens.get(params.get("progressToken"))
-        if task is not None:
-            task._on_progress(params)
 
 
 class Task(object):
