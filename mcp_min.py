@@ -8441,8 +8441,7 @@ class Task(object):
     def _listen(self) -> None:
         """Ask for pushed status (2026-07-28) where the server has the extension; polling goes on."""
         session = self._session
-        ext = session.server_capabilities.get("extensions") if isinstance(session.server_capabilities, dict) \
-            else None
+        ext = session.server_capabilities.get("extensions")
         if self._tasks.push is False or not isinstance(ext, dict) or TASKS_EXTENSION not in ext:
             return
         sub = Subscription(session, None, False, False, False, ())
