@@ -11219,8 +11219,6 @@ def _run_prompts(client: Client, parsed: None, opts: argparse.Namespace) -> int:
 
 def _run_prompt(client: Client, parsed: Tuple[str, List[str]], opts: argparse.Namespace) -> int:
     name, words = parsed
-    if opts.json_args is not None:
-        words = list(words) + [opts.json_args]
     prompt = _listed(client.list_prompts, name)
     declared = prompt.get("arguments") if isinstance(prompt.get("arguments"), list) else None
     schema = None
@@ -11228,7 +11226,7 @@ def _run_prompt(client: Client, parsed: Tuple[str, List[str]], opts: argparse.Na
         schema = {"type": "object", "properties": {a.get("name"): {"type": "string"} for a in declared
                                                    if isinstance(a, dict) and isinstance(a.get("name"), str)},
                   "required": [a.get("name") for a in declared if isinstance(a, dict) and a.get("required")]}
-    arguments = _schema_arguments(words, None, schema or {"type": "object"}, name, "prompts")
+    arguments = _schema_arguments(words, opts.json_args, schema or {"type": "object"}, name, "prompts")
     if schema is None:
         arguments = {k: v if isinstance(v, str) else json.dumps(v) for k, v in arguments.items()}
     result = client.get_prompt(name, arguments)
