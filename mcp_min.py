@@ -7963,8 +7963,9 @@ def _older(stamp: object, than: object) -> bool:
 
 
 class _Follow(object):
-    """The ``finish=`` of a tool call (Client's) whose task, if it becomes one, is followed:
-    ``value`` of the final result (None: the result dict itself)."""
+    """The ``finish=`` of a Client's tools/call (``_Tasks.finish``): a result that announces a
+    task is claimed and followed to the task's end (``_Tasks._followed``, on the waiting thread),
+    then ``value`` (None: the result dict itself) makes the caller's value of the final result."""
 
     __slots__ = ("value",)
 
@@ -8019,22 +8020,38 @@ class _Tasks(_Extension):
         return self._followed if isinstance(fut._finish, _Follow) else _as_it_is
 
     def withdraw(self, fut: Future, error: McpError) -> bool:
-        task = self.of_future(fut)
+        with self._lock:
+            task = self._by_future.get(fut)
         return task is not None and task._abandon(error)
 
     def notification(self, method: str, params: _Json) -> None:
-        if method == "notifications/progress":
-            self.progress(params)
-        elif method == "notifications/tools/list_changed":
-            self.forget_support()
-        else:  # (2025-11-25 ones also reach on_notification)
-            self.status(params)
+        if method == "notifications/tools/list_changed":
+            self._support = None
+            return
+        # progress (a 2025-11-25 task's keeps its call's token), or status: notifications/tasks/status
+        # (2025-11-25; it also reaches on_notification) or notifications/tasks (2026-07-28)
+        progress = method == "notifications/progress"
+        with self._lock:
+            if progress:
+                task = self._tokens.get(params.get("progressToken"))
+            else:
+                task_id = params.get("taskId")
+                task = self._by_id.get(task_id) if isinstance(task_id, str) else None
+        if task is not None and progress:
+            task._on_progress(params)
+        elif task is not None:
+            task._push(params)
 
     def listed(self, method: str, items: List[Any]) -> None:
-        self.note_tools(items)
+        self._support = {t["name"]: t["execution"].get("taskSupport") for t in items if isinstance(t, dict)
+                         and isinstance(t.get("name"), str) and isinstance(t.get("execution"), dict)}
 
     def closed(self, error: ConnectionClosed) -> None:
-        self.end_all(error)
+        """The connection is gone: every task being followed ends its wait at once."""
+        with self._lock:
+            tasks = list(self._by_id.values())
+        for task in tasks:
+            task._end(_closed_error(error, "task %s ended" % task.id))
 
     # -- what Client reaches through the session (Client.start, Client.task) -------------
     def attach(self, task_id: str, progress: _Progress | None) -> Task:
@@ -8065,13 +8082,6 @@ class _Tasks(_Extension):
             session.list_tools(True)
         return (self._support or {}).get(name)
 
-    def note_tools(self, tools: Iterable[Any]) -> None:
-        self._support = {t["name"]: t["execution"].get("taskSupport") for t in tools if isinstance(t, dict)
-                         and isinstance(t.get("name"), str) and isinstance(t.get("execution"), dict)}
-
-    def forget_support(self) -> None:
-        self._support = None
-
     # -- tasks made ---------------------------------------------------------------
     def made(self, fut: Future, result: object) -> Task | None:
         """The Task a tools/call result announces, or None for an ordinary result."""
@@ -8097,10 +8107,6 @@ class _Tasks(_Extension):
                 self._tokens[fut.id] = task  # 2025-11-25: progress keeps using the call's token
         return task
 
-    def of_future(self, fut: Future) -> Task | None:
-        with self._lock:
-            return self._by_future.get(fut)
-
     def intercept(self, fut: Future, msg: _Json) -> bool:
         """On the routing thread: a submitted call whose answer is a task is followed by a
         thread of its own, and its Future ends with the task (True: the answer is taken)."""
@@ -8118,55 +8124,31 @@ class _Tasks(_Extension):
         return True
 
     def _follow(self, task: Task, fut: Future) -> None:
-        outcome = self._follow_call(task, fut)
+        outcome = task._follow_call(fut)
         fut._put(outcome if isinstance(outcome, BaseException) else _response(fut.id, outcome))
 
-    @staticmethod
-    def finish(value: Callable[[_Json], Any] | None) -> Callable[[Future, _Json], Any]:
-        """The ``finish=`` of a Client's tools/call: a result that announces a task is claimed
-        and followed to the task's end (``_followed``, on the waiting thread), then ``value``
-        (None: the result dict itself) makes the caller's value of the final result."""
-        return _Follow(value)
+    finish = _Follow  # finish(value): the finish= of a Client's tools/call
 
     def _followed(self, fut: Future, result: _Json) -> Any:
-        """The claim's finish: the call's value once its task (if it is one) ended."""
-        return self._session.finished(fut, self._follow_here(fut, result))
+        """The claim's finish: the call's value once its task (if it is one) ended, followed here."""
+        task = self.made(fut, result)
+        if task is not None:
+            outcome = task._follow_call(fut)
+            if fut._progress is not None:
+                self._session.inbox.events.drain(fut._deadline)  # its status reports are seen before its end
+            if isinstance(outcome, BaseException):
+                raise outcome
+            result = outcome
+        return self._session.finished(fut, result)
 
     def _handle(self, fut: Future, result: _Json) -> Task:
         """Client.start()'s value: a Task for what the call answered (one already done when the
         server answered at once), which checks its outcome against the tool's outputSchema."""
         task = self.made(fut, result) or Task(self._session, None, None, fut._progress, result)
         task._tool = (fut._params or {}).get("name")  # (a tools/call always has params)
-
         return task
 
-    def _follow_here(self, fut: Future, result: _Json) -> Any:
-        """The final result of a call that became a task (then followed here), or ``result``."""
-        task = self.made(fut, result)
-        if task is None:
-            return result
-        outcome = self._follow_call(task, fut)
-        if fut._progress is not None:
-            self._session.inbox.events.drain(fut._deadline)  # its status reports are seen before its end
-        if isinstance(outcome, BaseException):
-            raise outcome
-        return outcome
-
-    @staticmethod
-    def _follow_call(task: Task, fut: Future) -> _TaskEnd:
-        """``task._follow_call(fut)``; with reset_on_progress, the task's status changes (which
-        reach its progress callback, the clock) move the call's deadline on."""
-        clock = fut._progress if isinstance(fut._progress, _ProgressClock) else None
-        if clock is None:
-            return task._follow_call(fut)
-        clock.following = fut
-        clock.tick(fut)  # (becoming a task was progress)
-        try:
-            return task._follow_call(fut)
-        finally:
-            clock.following = None  # no cycle (future -> clock -> future) outlives the call
-
-    # -- what the server pushes ------------------------------------------------------
+    # -- the tasks being followed (what the server pushes is about them) ----------------
     def add(self, task_id: str, task: Task) -> None:
         with self._lock:
             self._by_id[task_id] = task
@@ -8175,28 +8157,6 @@ class _Tasks(_Extension):
         with self._lock:
             for token in [k for k, t in self._tokens.items() if t is task]:
                 del self._tokens[token]
-
-    def status(self, params: _Json) -> None:
-        """notifications/tasks/status (2025-11-25) or notifications/tasks (2026-07-28)."""
-        task_id = params.get("taskId")
-        with self._lock:
-            task = self._by_id.get(task_id) if isinstance(task_id, str) else None
-        if task is not None:
-            task._push(params)
-
-    def progress(self, params: _Json) -> None:
-        """A 2025-11-25 task's progress (it keeps its call's token); ignored when not one of ours."""
-        with self._lock:
-            task = self._tokens.get(params.get("progressToken"))
-        if task is not None:
-            task._on_progress(params)
-
-    def end_all(self, error: BaseException) -> None:
-        """The connection is gone: every task being followed ends its wait at once."""
-        with self._lock:
-            tasks = list(self._by_id.values())
-        for task in tasks:
-            task._end(_closed_error(error, "task %s ended" % task.id))
 
 
 class Task(object):
@@ -8284,7 +8244,13 @@ class Task(object):
     # -- following ------------------------------------------------------------
     def _follow_call(self, fut: Future) -> _TaskEnd:
         """Follow the task a tool call became, to its outcome (a result dict or an McpError);
-        at the call's deadline, or on a failure of ours, the task is cancelled."""
+        at the call's deadline, or on a failure of ours, the task is cancelled.  With
+        reset_on_progress, the task's status changes (which reach its progress callback, the
+        clock) move the call's deadline on."""
+        clock = fut._progress if isinstance(fut._progress, _ProgressClock) else None
+        if clock is not None:
+            clock.following = fut
+            clock.tick(fut)  # (becoming a task was progress)
         outcome: McpError
         try:
             while True:
@@ -8304,6 +8270,9 @@ class Task(object):
         except Exception as e:  # never leave the caller waiting
             _log.exception("following task %s failed", self.id)
             outcome = McpError("following task %s failed: %r" % (self.id, e))
+        finally:
+            if clock is not None:
+                clock.following = None  # no cycle (future -> clock -> future) outlives the call
         self._abandon(outcome, force=True)
         ended = self._outcome
         assert ended is not None  # _abandon(force=True) ended the task, unless it had ended already
@@ -8472,8 +8441,7 @@ class Task(object):
     def _listen(self) -> None:
         """Ask for pushed status (2026-07-28) where the server has the extension; polling goes on."""
         session = self._session
-        ext = session.server_capabilities.get("extensions") if isinstance(session.server_capabilities, dict) \
-            else None
+        ext = session.server_capabilities.get("extensions")
         if self._tasks.push is False or not isinstance(ext, dict) or TASKS_EXTENSION not in ext:
             return
         sub = Subscription(session, None, False, False, False, ())
@@ -8507,7 +8475,6 @@ class Task(object):
         return ended
 
     def _abandon(self, error: McpError, strict: bool = False, force: bool = False) -> bool:
-
         """Cancel the task on the server (tasks/cancel); then it ends with ``error``.
 
         Returns False, leaving the task be, when the server says it had ended (-32602);
@@ -10599,16 +10566,6 @@ def _json_arg(text: str, what: str) -> Any:
     return json.loads(text, parse_constant=refuse, parse_float=number)
 
 
-def _key_values(pairs: Iterable[str], as_json: bool = True) -> Dict[str, Any]:
-    """key=value pairs as a dict: values parsed as JSON when they parse (with no schema to go by)."""
-    out: Dict[str, Any] = {}
-    for key, value in _split_pairs(pairs):
-        if as_json:
-            value = _loose_json(value, "%s=%s" % (key, value))
-        out[key] = value
-    return out
-
-
 def _split_pairs(pairs: Iterable[str]) -> List[Tuple[str, str]]:
     """[(key, text)] of key=value words; a repeated key is a usage error (which one would win?)."""
     seen: Set[str] = set()
@@ -10666,17 +10623,10 @@ def _typed_value(text: str, schema: Any, what: str) -> Any:
             return text
         if kind == "boolean" and text.lower() in ("true", "false", "yes", "no", "1", "0"):
             return text.lower() in ("true", "yes", "1")
-        try:
-            value = _json_arg(text, what)
-        except _UsageError:
-            raise
-        except ValueError:
-            continue
+        value = _loose_json(text, what)  # (not JSON: the text, which is no kind but string)
         if kind == "integer" and isinstance(value, float) and value.is_integer():
             value = int(value)
-        wanted: Dict[str, type | Tuple[type, ...]] = {"integer": int, "number": (int, float), "array": list,
-                                                      "object": dict, "null": type(None)}
-        if kind in wanted and isinstance(value, wanted[kind]) and not isinstance(value, bool):
+        if _json_type(value) in (("integer", "number") if kind == "number" else (kind,)):
             return value
     raise _UsageError("%s: expected %s" % (what, " or ".join(types)))
 
@@ -10841,7 +10791,7 @@ def _parse_cli(argv: List[str]) -> Tuple[argparse.Namespace, _Json | None, Any]:
         cut = argv.index("--")
         argv, server_argv = argv[:cut], argv[cut + 1:]
     opts = _cli_parser().parse_intermixed_args(argv)  # (options between the words too: call --task NAME)
-    env = _key_values(opts.env, as_json=False)
+    env = dict(_split_pairs(opts.env))
     headers: Dict[str, str] = {}
     for h in opts.header:
         key, sep, value = h.partition(":")
@@ -10914,15 +10864,11 @@ def _out(text: str, lines: bool = False) -> None:
 
 def _content(text: object, end: str = "\n") -> None:
     """What the user asked for to stdout: exact when piped, made visible on a terminal."""
-    text = str(text)
-    print(_visible(text, True) if _stdout_on_terminal() else text, end=end)
-
-
-def _stdout_on_terminal() -> bool:
     try:
-        return sys.stdout.isatty()
+        terminal = sys.stdout.isatty()
     except (AttributeError, ValueError):  # (None, or closed)
-        return False
+        terminal = False
+    print(_visible(text, True) if terminal else str(text), end=end)
 
 
 def _dumps_for_humans_indented(value: Any) -> str:
@@ -10982,16 +10928,6 @@ def _item(item: Any, label: str) -> _Json:
     return item if isinstance(item, dict) else {label: item}
 
 
-def _print_tools(tools: Sequence[Any], as_json: bool) -> None:
-    if as_json:
-        _print(tools, True)
-        return
-    for tool in tools:
-        tool = _item(tool, "name")
-        desc = _first_line(tool.get("description"))
-        _out("%s%s" % (_signature(tool), "  - " + desc if desc else ""))
-
-
 def _print_tool(tool: _Json, as_json: bool) -> None:
     """One tool in full: signature, description, each parameter, annotations, output schema."""
     if as_json:
@@ -11043,27 +10979,31 @@ def _run_info(client: Client, parsed: None, opts: argparse.Namespace) -> int:
 
 def _run_tools(client: Client, names: List[str], opts: argparse.Namespace) -> int:
     tools = client.list_tools()
-    if not names:
-        _print_tools(tools, opts.json)
+    if not names and opts.json:
+        _print(tools, True)
+    elif not names:
+        for tool in tools:
+            tool = _item(tool, "name")
+            desc = _first_line(tool.get("description"))
+            _out("%s%s" % (_signature(tool), "  - " + desc if desc else ""))
     for name in names:
         _print_tool(_find(tools, name, "tool"), opts.json)
     return EXIT_OK
 
 
-def _tool_arguments(client: Client, name: str, words: List[str], opts: argparse.Namespace) -> _Json:
-    """The call's arguments, converted and checked by the tool's input schema (tools/list first);
-    a tool that is not listed (or a server without tools/list) gets today's JSON-when-it-parses rule."""
+def _listed(list_them: Callable[[], List[Any]], name: str) -> _Json:
+    """The item named ``name`` of a listing (tools/list, prompts/list), whose schema converts and checks
+    the arguments; {} when not listed (or the server cannot list): then JSON-when-it-parses, unchecked."""
     try:
-        tools = client.list_tools()
+        items = list_them()
     except RequestError:
-        tools = []
-    tool: _Json = next((t for t in tools if isinstance(t, dict) and t.get("name") == name), {})
-    return _schema_arguments(words, opts.json_args, tool.get("inputSchema"), name)
+        items = []
+    return next((i for i in items if isinstance(i, dict) and i.get("name") == name), {})
 
 
 def _run_call(client: Client, parsed: Tuple[str, List[str]], opts: argparse.Namespace) -> int:
     name, words = parsed
-    arguments = _tool_arguments(client, name, words, opts)
+    arguments = _schema_arguments(words, opts.json_args, _listed(client.list_tools, name).get("inputSchema"), name)
     if opts.task:
         lines = _TaskLines()
         task = client.start(name, arguments, progress=lines.progress)
@@ -11279,20 +11219,14 @@ def _run_prompts(client: Client, parsed: None, opts: argparse.Namespace) -> int:
 
 def _run_prompt(client: Client, parsed: Tuple[str, List[str]], opts: argparse.Namespace) -> int:
     name, words = parsed
-    if opts.json_args is not None:
-        words = list(words) + [opts.json_args]
-    try:
-        listed = client.list_prompts()
-    except RequestError:
-        listed = []
-    prompt: _Json = next((p for p in listed if isinstance(p, dict) and p.get("name") == name), {})
+    prompt = _listed(client.list_prompts, name)
     declared = prompt.get("arguments") if isinstance(prompt.get("arguments"), list) else None
     schema = None
     if declared is not None:  # prompt arguments are strings; the same checks as a tool's
         schema = {"type": "object", "properties": {a.get("name"): {"type": "string"} for a in declared
                                                    if isinstance(a, dict) and isinstance(a.get("name"), str)},
                   "required": [a.get("name") for a in declared if isinstance(a, dict) and a.get("required")]}
-    arguments = _schema_arguments(words, None, schema or {"type": "object"}, name, "prompts")
+    arguments = _schema_arguments(words, opts.json_args, schema or {"type": "object"}, name, "prompts")
     if schema is None:
         arguments = {k: v if isinstance(v, str) else json.dumps(v) for k, v in arguments.items()}
     result = client.get_prompt(name, arguments)
@@ -11400,11 +11334,6 @@ def _run_servers(opts: argparse.Namespace) -> int:
     return EXIT_USAGE if problems else EXIT_OK
 
 
-def _run_shell(client: Client, parsed: None, opts: argparse.Namespace) -> int:
-    _new_shell(client, opts).cmdloop()
-    return EXIT_OK
-
-
 def _shell_class() -> Callable[[Client, argparse.Namespace], cmd.Cmd]:
     import cmd
 
@@ -11435,10 +11364,6 @@ def _shell_class() -> Callable[[Client, argparse.Namespace], cmd.Cmd]:
         def default(self, line: str) -> None:  # (cmd's own says "*** Unknown syntax")
             _stderr_line("error: no command %r here (help lists them)" % line.split()[0])
 
-        def run(self, command: str, line: str) -> None:
-            import shlex
-            _COMMANDS[command][2](self.client, _command_words(command, shlex.split(line)), self.opts)
-
         def do_trace(self, line: str) -> None:
             """trace on|off: show every JSON-RPC message on stderr"""
             on = line.strip().lower() in ("on", "1", "yes")
@@ -11455,7 +11380,7 @@ def _shell_class() -> Callable[[Client, argparse.Namespace], cmd.Cmd]:
             """history: the commands typed so far"""
             try:
                 import readline
-            except (ImportError, OSError):  # (OSError: see _new_shell)
+            except (ImportError, OSError):  # (OSError: see _run_shell)
                 print("(no readline here: no history)")
                 return
             for i in range(1, readline.get_current_history_length() + 1):
@@ -11531,7 +11456,8 @@ def _shell_class() -> Callable[[Client, argparse.Namespace], cmd.Cmd]:
 
     def command(name: str) -> Callable[[Shell, str], None]:
         def run(self: Shell, line: str) -> None:
-            self.run(name, line)
+            import shlex
+            _COMMANDS[name][2](self.client, _command_words(name, shlex.split(line)), self.opts)
         run.__doc__ = _command_help(name, True)  # (what cmd's help prints)
         return run
 
@@ -11541,7 +11467,7 @@ def _shell_class() -> Callable[[Client, argparse.Namespace], cmd.Cmd]:
     return Shell
 
 
-def _new_shell(client: Client, opts: argparse.Namespace) -> cmd.Cmd:
+def _run_shell(client: Client, parsed: None, opts: argparse.Namespace) -> int:
     try:
         import readline  # line editing, history and tab completion, where the platform has it
         readline.set_completer_delims(" \t\n")
@@ -11555,7 +11481,8 @@ def _new_shell(client: Client, opts: argparse.Namespace) -> cmd.Cmd:
         import io  # no commands to read, as from an empty pipe; cmd's own output (help) to nowhere, as print()'s
         shell.stdin, shell.use_rawinput = sys.stdin or io.StringIO(), False
         shell.stdout = sys.stdout or io.StringIO()
-    return shell
+    shell.cmdloop()
+    return EXIT_OK
 
 
 _COMMANDS: Dict[str, Tuple[int, _CliParse, _CliRun, str, str]] = {
