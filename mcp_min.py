@@ -1486,7 +1486,7 @@ class _Dispatcher(object):
 # -- add-ons: the one interface through which the session meets them ---------------
 # Tasks, output validation and skills are add-ons: each is a class of _Extension, and its
 # section ends by appending that class to _EXTENSIONS, the one registry.  Every session makes
-# one of each (_Extensions) and folds their hooks once, by what they watch, so the session,
+# one of each (_Extensions) and sorts them once by the methods they watch, so the session,
 # the inbox and the routing here never name an add-on, and what no add-on watches (a
 # prompts/get, a log message) costs one dict lookup.  The order of the registry does not
 # matter: one claim at most takes a result, and every other hook only adds or looks.
@@ -1498,7 +1498,7 @@ class _Extension(object):
     ``watches``: the methods it looks at -- of requests we send (``claim``, ``check``,
     ``withdraw``), of server requests we answer (``check``), of notifications
     (``notification``) and of lists (``listed``).  Those hooks are only called for those
-    methods, and only when the class overrides them; ``declare`` and ``closed`` always.
+    methods; ``declare`` and ``closed`` always.
     Three kinds of hooks:
 
     - what we declare: ``declare`` adds to our capabilities;
@@ -4386,52 +4386,22 @@ _CHANGED_LISTS = {  # a list_changed notification -> the cached lists it makes s
 }
 
 
-def _chained(hooks: List[Callable[..., Any]]) -> Callable[..., Any]:
-    """Several add-ons' hooks on one method as one: each in turn, until one returns something
-    (a claim's finish, a withdraw's True); the others return None and are all called."""
-    def chain(*args: Any) -> Any:
-        for hook in hooks:
-            found = hook(*args)
-            if found:
-                return found
-        return None
-    return chain
-
-
 class _Extensions(object):
-    """A session's add-ons: one of each class in _EXTENSIONS, made with the session, and
-    their hooks folded once by the methods they watch (see _Extension): ``claims[method]``
-    and the like are one callable each (the add-on's own hook when only one watches), and a
-    method no add-on watches is not in them."""
+    """A session's add-ons: one of each class in _EXTENSIONS, made with the session, and by
+    method the ones that watch it (see _Extension).  A hook is asked only of those, in turn, so
+    a method no add-on watches costs one dict lookup."""
 
     def __init__(self, session: _Session) -> None:
         self.all = tuple(kind(session) for kind in _EXTENSIONS)
-        self._by_kind: Dict[type, _Extension] = {type(ext): ext for ext in self.all}
-        self.claims: Dict[str, Callable[[Future, _Json], Callable[[Future, _Json], Any] | None]] = \
-            self._fold("claim")
-        self.checks: Dict[str, Callable[[str, _Json | None, Any], None]] = self._fold("check")
-        self.withdraws: Dict[str, Callable[[Future, McpError], bool]] = self._fold("withdraw")
-        self.notices: Dict[str, Callable[[str, _Json], None]] = self._fold("notification")
-        self.lists: Dict[str, Callable[[str, List[Any]], None]] = self._fold("listed")
-        self._closes = [ext.closed for ext in self.all if self._overrides(ext, "closed")]
-
-    @staticmethod
-    def _overrides(ext: _Extension, hook: str) -> bool:
-        return getattr(type(ext), hook) is not getattr(_Extension, hook)
-
-    def _fold(self, hook: str) -> Dict[str, Any]:
-        """Method -> ``hook`` of the add-ons watching it, as one callable."""
-        hooks: Dict[str, List[Callable[..., Any]]] = {}
+        self.watching: Dict[str, List[_Extension]] = {}
         for ext in self.all:
-            if self._overrides(ext, hook):
-                for method in ext.watches:
-                    hooks.setdefault(method, []).append(getattr(ext, hook))
-        return {method: fns[0] if len(fns) == 1 else _chained(fns) for method, fns in hooks.items()}
+            for method in ext.watches:
+                self.watching.setdefault(method, []).append(ext)
 
     def get(self, kind: Type[_E]) -> _E:
-        ext = self._by_kind.get(kind)
-        if isinstance(ext, kind):
-            return ext
+        for ext in self.all:
+            if isinstance(ext, kind):
+                return ext
         raise LookupError("no %s add-on in this session" % kind.__name__)
 
     def declare(self, caps: _Json, modern: bool, newest: bool) -> None:
@@ -4439,31 +4409,30 @@ class _Extensions(object):
             ext.declare(caps, modern, newest)
 
     def claim(self, fut: Future, result: _Json) -> Callable[[Future, _Json], Any] | None:
-        claim = self.claims.get(fut.method)
-        return None if claim is None else claim(fut, result)
+        for ext in self.watching.get(fut.method, ()):
+            finish = ext.claim(fut, result)
+            if finish is not None:
+                return finish
+        return None
 
     def check(self, method: str, params: _Json | None, result: Any) -> None:
-        check = self.checks.get(method)
-        if check is not None:
-            check(method, params, result)
+        for ext in self.watching.get(method, ()):
+            ext.check(method, params, result)
 
     def withdraw(self, fut: Future, error: McpError) -> bool:
-        withdraw = self.withdraws.get(fut.method)
-        return withdraw is not None and bool(withdraw(fut, error))
+        return any(ext.withdraw(fut, error) for ext in self.watching.get(fut.method, ()))
 
     def notification(self, method: str, params: _Json) -> None:
-        notice = self.notices.get(method)
-        if notice is not None:
-            notice(method, params)
+        for ext in self.watching.get(method, ()):
+            ext.notification(method, params)
 
     def listed(self, method: str, items: List[Any]) -> None:
-        listed = self.lists.get(method)
-        if listed is not None:
-            listed(method, items)
+        for ext in self.watching.get(method, ()):
+            ext.listed(method, items)
 
     def closed(self, error: ConnectionClosed) -> None:
-        for closed in self._closes:
-            closed(error)
+        for ext in self.all:
+            ext.closed(error)
 
 
 class _Inbox(object):
@@ -5174,7 +5143,8 @@ class _Session(object):
             assert fut._deadline is not None  # (a progress clock comes with a timeout: its window)
             fut._deadline, hard = min(fut._deadline, progress.total), progress.total
             wait_here = False  # the window is the Future's to watch: HTTP must not read the answer in send()
-        fut._keepalive, fut._intercept, fut._claim = keepalive, intercept, self.extensions.claims.get(method)
+        fut._keepalive, fut._intercept = keepalive, intercept
+        fut._claim = self.extensions.claim if method in self.extensions.watching else None
         self.dispatcher.add(fut, subscription)
         if _log.isEnabledFor(logging.DEBUG):
             _trace("->", data)
@@ -5292,9 +5262,7 @@ class _Session(object):
     def finished(self, fut: Future, result: _Json) -> Any:
         """The caller's value of a final result: the add-ons' checks (OutputValidationError),
         then ``fut._finish(fut, result)`` (None: the result dict itself)."""
-        check = self.extensions.checks.get(fut.method)
-        if check is not None:
-            check(fut.method, fut._params, result)
+        self.extensions.check(fut.method, fut._params, result)
         return result if fut._finish is None else fut._finish(fut, result)
 
     def _repeat_if_asked(self, fut: Future, answer: _Json | McpError) -> _Json | McpError:
