@@ -803,13 +803,6 @@ def _error_from(msg: _Json, method: str | None = None) -> McpError:
                message if isinstance(message, str) else _dumps_for_humans(message), err.get("data"), method)
 
 
-def _result_dict(method: str, result: object) -> _Json:
-    if not isinstance(result, dict):
-        raise McpError("%s answered with a result that is not an object: %s"
-                       % (method, _shorten(_dumps_for_humans(result), _SHOWN_CHARS)))
-    return result
-
-
 def _result_of(method: str, answer: _Json | McpError) -> _Json:
     """The result dict of an answer (a message, or the McpError that ended the request); raises
     the answer's error."""
@@ -817,7 +810,11 @@ def _result_of(method: str, answer: _Json | McpError) -> _Json:
         raise answer
     if "error" in answer:
         raise _error_from(answer, method)
-    return _result_dict(method, answer.get("result"))
+    result = answer.get("result")
+    if not isinstance(result, dict):
+        raise McpError("%s answered with a result that is not an object: %s"
+                       % (method, _shorten(_dumps_for_humans(result), _SHOWN_CHARS)))
+    return result
 
 
 def _trace(direction: str, msg: object) -> None:
@@ -1244,10 +1241,6 @@ class Future(_FutureBase):
             return
         self._end_at_deadline()
 
-    def _postpone(self, deadline: float) -> None:
-        """Move the request's deadline (progress came, and the call asked for reset_on_progress)."""
-        self._deadline = deadline
-
     def _take(self, wait: float | None) -> bool:
         """True once the latch is open, False when ``wait`` seconds (None: no limit) pass first."""
         if not self._arrived.acquire(True, -1 if wait is None else wait):
@@ -1284,7 +1277,7 @@ class _ProgressClock(object):
         self.following = None  # the Future of a call that became a task, while it is followed
 
     def tick(self, fut: Future) -> None:
-        fut._postpone(min(_deadline_after(self.window), self.total))
+        fut._deadline = min(_deadline_after(self.window), self.total)
 
     def __call__(self, progress: Any, total: Any, message: Any) -> None:
         if self.following is not None:  # a task's status change or progress: it counts too
@@ -5994,7 +5987,9 @@ class Client(object):
         """The server's ``server/discover`` result (2026-07-28): versions, capabilities,
         instructions.  The one from connecting is served while its ``ttlMs`` allows, unless
         ``refresh``."""
-        self._modern_only("server/discover")
+        if not self._session.modern:
+            raise McpError("server/discover does not exist in protocol %s (server_capabilities, server_info and "
+                           "instructions hold what initialize said)" % self._session.protocol_version)
         return self._session.cached("server/discover", {}, None, refresh, _timeout_arg(timeout, _DEFAULT))
 
     def ping(self, *, timeout: float | None = _DEFAULT) -> None:
@@ -6020,11 +6015,6 @@ class Client(object):
             wanted["resourceSubscriptions"] = list(resource_uris)
         session.listen(sub, wanted)
         return sub
-
-    def _modern_only(self, method: str) -> None:
-        if not self._session.modern:
-            raise McpError("%s does not exist in protocol %s (server_capabilities, server_info and "
-                           "instructions hold what initialize said)" % (method, self._session.protocol_version))
 
     def _legacy_only(self, method: str, instead: str) -> None:
         if self._session.modern:
