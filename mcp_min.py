@@ -819,6 +819,8 @@ def _result_of(method: str, answer: _Json | McpError) -> _Json:
 
 def _trace(direction: str, msg: object) -> None:
     """The wire trace: one DEBUG line per message (credentials never travel in messages)."""
+    if not _log.isEnabledFor(logging.DEBUG):
+        return
     if isinstance(msg, bytes):
         text = msg.decode("utf-8", "replace").rstrip("\n")
     else:
@@ -1398,8 +1400,7 @@ class _Dispatcher(object):
 
     def receive(self, msg: object) -> None:
         """Route one decoded message."""
-        if _log.isEnabledFor(logging.DEBUG):
-            _trace("<-", msg)
+        _trace("<-", msg)
         if type(msg) is not dict:
             if isinstance(msg, list):  # a 2025-03-26 batch
                 for m in msg:
@@ -5139,8 +5140,7 @@ class _Session(object):
         fut._keepalive, fut._intercept = keepalive, intercept
         fut._claim = self.extensions.claim if method in self.extensions.watching else None
         self.dispatcher.add(fut, subscription)
-        if _log.isEnabledFor(logging.DEBUG):
-            _trace("->", data)
+        _trace("->", data)
         try:
             self.transport.send(msg, data, hard, wait_here, era.param_headers(params) if (
                 method == "tools/call" and params is not None and self.transport.carries_headers) else None)
@@ -5162,8 +5162,7 @@ class _Session(object):
             raise ValueError("params must be a dict (MCP params are JSON objects), not %s" % type(params).__name__)
         msg = _notification(method, params)
         data = _encode_line(msg)
-        if _log.isEnabledFor(logging.DEBUG):
-            _trace("->", data)
+        _trace("->", data)
         if renew:
             self._send_message(msg, data)
         else:
@@ -5197,8 +5196,7 @@ class _Session(object):
         except ValueError as e:  # a callback returned what JSON cannot carry
             answer = _error_response(answer["id"], INTERNAL_ERROR, str(e))
             data = _encode_line(answer)
-        if _log.isEnabledFor(logging.DEBUG):
-            _trace("->", data)
+        _trace("->", data)
         try:
             self._send_message(answer, data)
         except McpError as e:
