@@ -763,15 +763,10 @@ def _decode(data: bytes | str) -> Any:
         raise ValueError("JSON nested too deeply")
 
 
-def _request(request_id: int, method: str, params: _Json | None = None) -> _Json:
-    msg: _Json = {"jsonrpc": "2.0", "id": request_id, "method": method}
-    if params is not None:
-        msg["params"] = params
-    return msg
-
-
-def _notification(method: str, params: _Json | None = None) -> _Json:
-    msg: _Json = {"jsonrpc": "2.0", "method": method}
+def _message(method: str, params: _Json | None, request_id: int | None = None) -> _Json:
+    """A request, or without ``request_id`` a notification."""
+    msg: _Json = {"jsonrpc": "2.0", "method": method} if request_id is None else {
+        "jsonrpc": "2.0", "id": request_id, "method": method}
     if params is not None:
         msg["params"] = params
     return msg
@@ -5124,7 +5119,7 @@ class _Session(object):
         if self.trace_context is not None:  # on the caller's thread, where its current span is
             params = dict(params or ())
             params["_meta"] = dict(_trace_meta(self.trace_context()), **_meta_of(params))
-        msg = _request(rid, method, params)
+        msg = _message(method, params, rid)
         era = self.era
         data = era.encode(msg)  # ValueError for what JSON cannot carry, before anything is pending
         fut = Future(rid, method, params, timeout, progress, self._settle, self._withdraw, finish, cancellable,
@@ -5160,7 +5155,7 @@ class _Session(object):
         self._check_usable()
         if params is not None and not isinstance(params, dict):
             raise ValueError("params must be a dict (MCP params are JSON objects), not %s" % type(params).__name__)
-        msg = _notification(method, params)
+        msg = _message(method, params)
         data = _encode_line(msg)
         _trace("->", data)
         if renew:
