@@ -1288,18 +1288,13 @@ class _ProgressClock(object):
 
 def _in_time(fut: Future, answer: _Json | McpError) -> _Json | McpError:
     """What a request's Future gets when its answer (a message, or the McpError that ended
-    the request) is routed: ``answer``, unless the request's deadline has passed by then --
-    then RequestTimeout.  The deadline wins: cutting a request short at its deadline makes
-    some servers answer at once with an error ("context canceled"), which must not reach
-    the caller in place of the timeout.  Routed before the deadline, an answer wins even
-    when the waiting thread notices it only after (the caller sees what the server said).
-    The loss of the whole connection (ConnectionClosed: the server exited) is no answer
-    and stays what it is: every later call raises it too, and it carries the exit code
-    and stderr that say why -- unless the deadline caused it: a write still blocked at
-    its deadline (a server that stopped reading) left part of a message out, so mcp_min
-    dropped the connection (``_by_deadline``); a request whose deadline passed gets
-    RequestTimeout, the others and every later call the ConnectionClosed.  (A RequestTimeout
-    stays itself: its own words say where the time ran out, as a write still under way.)"""
+    the request) is routed: ``answer``, or RequestTimeout once the request's deadline has
+    passed ("The deadline wins" in the module docstring: some servers answer a request cut at
+    its deadline with an error at once, "context canceled", which must not stand in for the
+    timeout).  The loss of the whole connection stays ConnectionClosed, with the exit code and
+    stderr that say why, unless the deadline caused it (``_by_deadline``: a write blocked at
+    its deadline left part of a message out).  A RequestTimeout stays itself: its own words
+    say where the time ran out, as a write still under way."""
     deadline, timeout = fut._deadline, fut._timeout  # (a deadline comes from a timeout: both or neither)
     if deadline is not None and timeout is not None and _expired(deadline):
         if not isinstance(answer, (ConnectionClosed, RequestTimeout)):
@@ -1473,12 +1468,9 @@ class _Dispatcher(object):
 
 
 # -- add-ons: the one interface through which the session meets them ---------------
-# Tasks, output validation and skills are add-ons: each is a class of _Extension, and its
-# section ends by appending that class to _EXTENSIONS, the one registry.  Every session makes
-# one of each (_Extensions) and sorts them once by the methods they watch, so the session,
-# the inbox and the routing here never name an add-on, and what no add-on watches (a
-# prompts/get, a log message) costs one dict lookup.  The order of the registry does not
-# matter: one claim at most takes a result, and every other hook only adds or looks.
+# (See "How it works" for who registers and how a session folds them.)  The order of the
+# registry does not matter: one claim at most takes a result, and every other hook only adds
+# or looks.
 
 class _Extension(object):
     """An add-on of the session.  Made once per session with it (``kind(session)``), before
