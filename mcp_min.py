@@ -4379,12 +4379,6 @@ class _Extensions(object):
             for method in ext.watches:
                 self.watching.setdefault(method, []).append(ext)
 
-    def get(self, kind: Type[_E]) -> _E:
-        for ext in self.all:
-            if isinstance(ext, kind):
-                return ext
-        raise LookupError("no %s add-on in this session" % kind.__name__)
-
     def declare(self, caps: _Json, modern: bool, newest: bool) -> None:
         for ext in self.all:
             ext.declare(caps, modern, newest)
@@ -4905,7 +4899,10 @@ class _Session(object):
 
     def extension(self, kind: Type[_E]) -> _E:
         """This session's add-on of class ``kind`` (what Client reaches add-ons through)."""
-        return self.extensions.get(kind)
+        for ext in self.extensions.all:
+            if isinstance(ext, kind):
+                return ext
+        raise LookupError("no %s add-on in this session" % kind.__name__)
 
     @property
     def modern(self) -> bool:
