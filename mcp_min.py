@@ -4942,10 +4942,11 @@ class _Session(object):
                 self._restart()
         self._handshake(wanted, deadline)
 
-    def _restart(self) -> None:
-        """A fresh transport (a fresh server process over stdio) after the old one ended."""
+    def _restart(self, replacement: _Transport | None = None) -> None:
+        """A fresh transport (a fresh server process over stdio) after the old one ended, or
+        ``replacement`` in its place."""
         self.transport.close()
-        self.transport = self._make_transport(self.inbox.events)
+        self.transport = self._make_transport(self.inbox.events) if replacement is None else replacement
         self.dispatcher.reset()
         self.transport.start(self.dispatcher)
 
@@ -5014,10 +5015,7 @@ class _Session(object):
             if replacement is None:
                 raise
             _log.debug("initialize POST failed (%s); trying the HTTP+SSE transport", e)
-            self.transport.close()
-            self.transport = replacement
-            self.dispatcher.reset()
-            replacement.start(self.dispatcher)
+            self._restart(replacement)
             self._handshake(version, deadline, True)
             return
         answered = result.get("protocolVersion")
