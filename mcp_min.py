@@ -1320,9 +1320,9 @@ class _Dispatcher(object):
     decoded message, ``fail(request_id, error)`` when one request cannot be answered,
     ``closed(error)`` when the connection is gone, ``is_pending(request_id)``.  An answer
     settles its Future (unless the Future's ``intercept`` takes it over: a submitted call
-    whose answer an add-on follows on a thread of its own); a server request goes to ``on_request(msg)``, a notification
-    to ``on_notification(method, params)``; ``on_closed(error)`` hears of the end.  No I/O
-    and no user code run here.
+    whose answer an add-on follows on a thread of its own); a server request goes to
+    ``on_request(msg)``, a notification to ``on_notification(method, params)``;
+    ``on_closed(error)`` hears of the end.  No I/O and no user code run here.
     """
 
     def __init__(self, on_request: Callable[[_Json], object], on_notification: Callable[[str, _Json], object],
@@ -1421,8 +1421,12 @@ class _Dispatcher(object):
             fut = self._pending.pop(rid, None)
             ended = self._subscriptions.pop(rid, None) if fut is not None and self._subscriptions else None
         if fut is not None:
-            intercept = fut._intercept
-            if intercept is None or not self._intercepted(intercept, fut, msg):
+            try:
+                taken = fut._intercept is not None and fut._intercept(fut, msg)
+            except Exception:  # a bug there must not lose the answer
+                _log.exception("error looking at the answer to %s", fut.method)
+                taken = False
+            if not taken:
                 fut._put(_in_time(fut, msg))
             if ended is not None:  # the server ended a listen
                 ended._end(_error_from(msg, "subscriptions/listen") if "error" in msg else None)
@@ -1431,14 +1435,6 @@ class _Dispatcher(object):
                          _shorten(_dumps_for_humans(msg.get("error")), _SERVER_ERROR_CHARS))
         else:
             _log.debug("ignored an answer to unknown request id %r", rid)
-
-    @staticmethod
-    def _intercepted(intercept: Callable[[Future, _Json], bool], fut: Future, msg: _Json) -> bool:
-        try:
-            return intercept(fut, msg)
-        except Exception:  # a bug there must not lose the answer
-            _log.exception("error looking at the answer to %s", fut.method)
-            return False
 
     def fail(self, request_id: object, error: McpError) -> None:
         """One request cannot be answered (HTTP: its POST failed)."""
