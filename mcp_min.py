@@ -4737,11 +4737,9 @@ def _era_verdict(error: McpError, over_http: bool) -> str | None:
         if error.status >= 500:
             return "handshake" if _is_jsonrpc_error(error.body) else None
         return "handshake"
-    if isinstance(error, RequestTimeout):
-        return "handshake"  # silence: it ignores the request
     if isinstance(error, ConnectionClosed):
         return None if over_http else "handshake"
-    return "handshake"
+    return "handshake"  # silence (a RequestTimeout: it ignores the request), a malformed answer
 
 
 def _is_jsonrpc_error(body: str) -> bool:
