@@ -1263,15 +1263,11 @@ class _ProgressClock(object):
     each progress notification moves the deadline ``window`` seconds on, never past ``total``
     (a deadline); the caller's own callback, if any, still gets each one."""
 
-    callback: _Progress | None
-    window: float
-    total: float
-    following: Future | None
     __slots__ = ("callback", "window", "total", "following")
 
     def __init__(self, callback: _Progress | None, window: float, total: float) -> None:
         self.callback, self.window, self.total = callback, window, total
-        self.following = None  # the Future of a call that became a task, while it is followed
+        self.following: Future | None = None  # the Future of a call that became a task, while it is followed
 
     def tick(self, fut: Future) -> None:
         fut._deadline = min(_deadline_after(self.window), self.total)
