@@ -5321,8 +5321,7 @@ class _Session(object):
             seen.add(cursor)
         else:
             raise McpError("%s returned more than %d pages; stopping" % (method, MAX_PAGES))
-        self.keep((method, None), list(items), ttl, scope, context)
-        items = list(items)
+        self.keep((method, None), items, ttl, scope, context)  # (the cache keeps a copy)
         self.extensions.listed(method, items)  # (tools/list: output checks, which tools want a task)
         return items
 
