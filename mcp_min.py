@@ -670,9 +670,6 @@ def _glimpse(value: object, limit: int | None = None) -> str:
     """``value`` as compact JSON, cut after ``limit`` characters (None: whole), then "...".  It
     walks with a list, not recursion, and only as far as it shows: a value may be huge, or nested
     past the recursion limit.  What JSON cannot carry shows as its repr()."""
-    if not isinstance(value, (dict, list, tuple)):  # (most values shown: no walk)
-        text = _scalar_text(value[:limit + 1] if limit is not None and isinstance(value, str) else value)
-        return text if limit is None or len(text) <= limit else text[:limit] + "..."
     out: List[str] = []
     size = 0
     stack: List[Iterator[str | Tuple[object]]] = [iter(((value,),))]
