@@ -1468,14 +1468,8 @@ class _Extension(object):
     ``watches``: the methods it looks at -- of requests we send (``claim``, ``check``,
     ``withdraw``), of server requests we answer (``check``), of notifications
     (``notification``) and of lists (``listed``).  Those hooks are only called for those
-    methods; ``declare`` and ``closed`` always.
-    Three kinds of hooks:
-
-    - what we declare: ``declare`` adds to our capabilities;
-    - results: ``claim`` takes over a result that is not yet the caller's (a task),
-      ``check`` may refuse a final result or an answer of ours, ``withdraw`` ends what a
-      claim still follows;
-    - what the server says: ``notification``, ``listed`` (a whole list read), ``closed``.
+    methods; ``declare`` and ``closed`` always.  Three kinds of hooks, then: what we declare;
+    results (claimed, checked, withdrawn); what the server says (``closed`` included).
     """
 
     watches: Tuple[str, ...] = ()
