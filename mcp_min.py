@@ -670,9 +670,6 @@ def _glimpse(value: object, limit: int | None = None) -> str:
     """``value`` as compact JSON, cut after ``limit`` characters (None: whole), then "...".  It
     walks with a list, not recursion, and only as far as it shows: a value may be huge, or nested
     past the recursion limit.  What JSON cannot carry shows as its repr()."""
-    if not isinstance(value, (dict, list, tuple)):  # (most values shown: no walk)
-        text = _scalar_text(value[:limit + 1] if limit is not None and isinstance(value, str) else value)
-        return text if limit is None or len(text) <= limit else text[:limit] + "..."
     out: List[str] = []
     size = 0
     stack: List[Iterator[str | Tuple[object]]] = [iter(((value,),))]
@@ -763,15 +760,10 @@ def _decode(data: bytes | str) -> Any:
         raise ValueError("JSON nested too deeply")
 
 
-def _request(request_id: int, method: str, params: _Json | None = None) -> _Json:
-    msg: _Json = {"jsonrpc": "2.0", "id": request_id, "method": method}
-    if params is not None:
-        msg["params"] = params
-    return msg
-
-
-def _notification(method: str, params: _Json | None = None) -> _Json:
-    msg: _Json = {"jsonrpc": "2.0", "method": method}
+def _message(method: str, params: _Json | None, request_id: int | None = None) -> _Json:
+    """A request, or without ``request_id`` a notification."""
+    msg: _Json = {"jsonrpc": "2.0", "method": method} if request_id is None else {
+        "jsonrpc": "2.0", "id": request_id, "method": method}
     if params is not None:
         msg["params"] = params
     return msg
@@ -803,13 +795,6 @@ def _error_from(msg: _Json, method: str | None = None) -> McpError:
                message if isinstance(message, str) else _dumps_for_humans(message), err.get("data"), method)
 
 
-def _result_dict(method: str, result: object) -> _Json:
-    if not isinstance(result, dict):
-        raise McpError("%s answered with a result that is not an object: %s"
-                       % (method, _shorten(_dumps_for_humans(result), _SHOWN_CHARS)))
-    return result
-
-
 def _result_of(method: str, answer: _Json | McpError) -> _Json:
     """The result dict of an answer (a message, or the McpError that ended the request); raises
     the answer's error."""
@@ -817,11 +802,17 @@ def _result_of(method: str, answer: _Json | McpError) -> _Json:
         raise answer
     if "error" in answer:
         raise _error_from(answer, method)
-    return _result_dict(method, answer.get("result"))
+    result = answer.get("result")
+    if not isinstance(result, dict):
+        raise McpError("%s answered with a result that is not an object: %s"
+                       % (method, _shorten(_dumps_for_humans(result), _SHOWN_CHARS)))
+    return result
 
 
 def _trace(direction: str, msg: object) -> None:
     """The wire trace: one DEBUG line per message (credentials never travel in messages)."""
+    if not _log.isEnabledFor(logging.DEBUG):
+        return
     if isinstance(msg, bytes):
         text = msg.decode("utf-8", "replace").rstrip("\n")
     else:
@@ -1244,10 +1235,6 @@ class Future(_FutureBase):
             return
         self._end_at_deadline()
 
-    def _postpone(self, deadline: float) -> None:
-        """Move the request's deadline (progress came, and the call asked for reset_on_progress)."""
-        self._deadline = deadline
-
     def _take(self, wait: float | None) -> bool:
         """True once the latch is open, False when ``wait`` seconds (None: no limit) pass first."""
         if not self._arrived.acquire(True, -1 if wait is None else wait):
@@ -1273,18 +1260,14 @@ class _ProgressClock(object):
     each progress notification moves the deadline ``window`` seconds on, never past ``total``
     (a deadline); the caller's own callback, if any, still gets each one."""
 
-    callback: _Progress | None
-    window: float
-    total: float
-    following: Future | None
     __slots__ = ("callback", "window", "total", "following")
 
     def __init__(self, callback: _Progress | None, window: float, total: float) -> None:
         self.callback, self.window, self.total = callback, window, total
-        self.following = None  # the Future of a call that became a task, while it is followed
+        self.following: Future | None = None  # the Future of a call that became a task, while it is followed
 
     def tick(self, fut: Future) -> None:
-        fut._postpone(min(_deadline_after(self.window), self.total))
+        fut._deadline = min(_deadline_after(self.window), self.total)
 
     def __call__(self, progress: Any, total: Any, message: Any) -> None:
         if self.following is not None:  # a task's status change or progress: it counts too
@@ -1298,18 +1281,13 @@ class _ProgressClock(object):
 
 def _in_time(fut: Future, answer: _Json | McpError) -> _Json | McpError:
     """What a request's Future gets when its answer (a message, or the McpError that ended
-    the request) is routed: ``answer``, unless the request's deadline has passed by then --
-    then RequestTimeout.  The deadline wins: cutting a request short at its deadline makes
-    some servers answer at once with an error ("context canceled"), which must not reach
-    the caller in place of the timeout.  Routed before the deadline, an answer wins even
-    when the waiting thread notices it only after (the caller sees what the server said).
-    The loss of the whole connection (ConnectionClosed: the server exited) is no answer
-    and stays what it is: every later call raises it too, and it carries the exit code
-    and stderr that say why -- unless the deadline caused it: a write still blocked at
-    its deadline (a server that stopped reading) left part of a message out, so mcp_min
-    dropped the connection (``_by_deadline``); a request whose deadline passed gets
-    RequestTimeout, the others and every later call the ConnectionClosed.  (A RequestTimeout
-    stays itself: its own words say where the time ran out, as a write still under way.)"""
+    the request) is routed: ``answer``, or RequestTimeout once the request's deadline has
+    passed ("The deadline wins" in the module docstring: some servers answer a request cut at
+    its deadline with an error at once, "context canceled", which must not stand in for the
+    timeout).  The loss of the whole connection stays ConnectionClosed, with the exit code and
+    stderr that say why, unless the deadline caused it (``_by_deadline``: a write blocked at
+    its deadline left part of a message out).  A RequestTimeout stays itself: its own words
+    say where the time ran out, as a write still under way."""
     deadline, timeout = fut._deadline, fut._timeout  # (a deadline comes from a timeout: both or neither)
     if deadline is not None and timeout is not None and _expired(deadline):
         if not isinstance(answer, (ConnectionClosed, RequestTimeout)):
@@ -1335,9 +1313,9 @@ class _Dispatcher(object):
     decoded message, ``fail(request_id, error)`` when one request cannot be answered,
     ``closed(error)`` when the connection is gone, ``is_pending(request_id)``.  An answer
     settles its Future (unless the Future's ``intercept`` takes it over: a submitted call
-    whose answer an add-on follows on a thread of its own); a server request goes to ``on_request(msg)``, a notification
-    to ``on_notification(method, params)``; ``on_closed(error)`` hears of the end.  No I/O
-    and no user code run here.
+    whose answer an add-on follows on a thread of its own); a server request goes to
+    ``on_request(msg)``, a notification to ``on_notification(method, params)``;
+    ``on_closed(error)`` hears of the end.  No I/O and no user code run here.
     """
 
     def __init__(self, on_request: Callable[[_Json], object], on_notification: Callable[[str, _Json], object],
@@ -1405,8 +1383,7 @@ class _Dispatcher(object):
 
     def receive(self, msg: object) -> None:
         """Route one decoded message."""
-        if _log.isEnabledFor(logging.DEBUG):
-            _trace("<-", msg)
+        _trace("<-", msg)
         if type(msg) is not dict:
             if isinstance(msg, list):  # a 2025-03-26 batch
                 for m in msg:
@@ -1437,8 +1414,12 @@ class _Dispatcher(object):
             fut = self._pending.pop(rid, None)
             ended = self._subscriptions.pop(rid, None) if fut is not None and self._subscriptions else None
         if fut is not None:
-            intercept = fut._intercept
-            if intercept is None or not self._intercepted(intercept, fut, msg):
+            try:
+                taken = fut._intercept is not None and fut._intercept(fut, msg)
+            except Exception:  # a bug there must not lose the answer
+                _log.exception("error looking at the answer to %s", fut.method)
+                taken = False
+            if not taken:
                 fut._put(_in_time(fut, msg))
             if ended is not None:  # the server ended a listen
                 ended._end(_error_from(msg, "subscriptions/listen") if "error" in msg else None)
@@ -1447,14 +1428,6 @@ class _Dispatcher(object):
                          _shorten(_dumps_for_humans(msg.get("error")), _SERVER_ERROR_CHARS))
         else:
             _log.debug("ignored an answer to unknown request id %r", rid)
-
-    @staticmethod
-    def _intercepted(intercept: Callable[[Future, _Json], bool], fut: Future, msg: _Json) -> bool:
-        try:
-            return intercept(fut, msg)
-        except Exception:  # a bug there must not lose the answer
-            _log.exception("error looking at the answer to %s", fut.method)
-            return False
 
     def fail(self, request_id: object, error: McpError) -> None:
         """One request cannot be answered (HTTP: its POST failed)."""
@@ -1484,12 +1457,9 @@ class _Dispatcher(object):
 
 
 # -- add-ons: the one interface through which the session meets them ---------------
-# Tasks, output validation and skills are add-ons: each is a class of _Extension, and its
-# section ends by appending that class to _EXTENSIONS, the one registry.  Every session makes
-# one of each (_Extensions) and folds their hooks once, by what they watch, so the session,
-# the inbox and the routing here never name an add-on, and what no add-on watches (a
-# prompts/get, a log message) costs one dict lookup.  The order of the registry does not
-# matter: one claim at most takes a result, and every other hook only adds or looks.
+# (See "How it works" for who registers and how a session folds them.)  The order of the
+# registry does not matter: one claim at most takes a result, and every other hook only adds
+# or looks.
 
 class _Extension(object):
     """An add-on of the session.  Made once per session with it (``kind(session)``), before
@@ -1498,14 +1468,8 @@ class _Extension(object):
     ``watches``: the methods it looks at -- of requests we send (``claim``, ``check``,
     ``withdraw``), of server requests we answer (``check``), of notifications
     (``notification``) and of lists (``listed``).  Those hooks are only called for those
-    methods, and only when the class overrides them; ``declare`` and ``closed`` always.
-    Three kinds of hooks:
-
-    - what we declare: ``declare`` adds to our capabilities;
-    - results: ``claim`` takes over a result that is not yet the caller's (a task),
-      ``check`` may refuse a final result or an answer of ours, ``withdraw`` ends what a
-      claim still follows;
-    - what the server says: ``notification``, ``listed`` (a whole list read), ``closed``.
+    methods; ``declare`` and ``closed`` always.  Three kinds of hooks, then: what we declare;
+    results (claimed, checked, withdrawn); what the server says (``closed`` included).
     """
 
     watches: Tuple[str, ...] = ()
@@ -4386,84 +4350,47 @@ _CHANGED_LISTS = {  # a list_changed notification -> the cached lists it makes s
 }
 
 
-def _chained(hooks: List[Callable[..., Any]]) -> Callable[..., Any]:
-    """Several add-ons' hooks on one method as one: each in turn, until one returns something
-    (a claim's finish, a withdraw's True); the others return None and are all called."""
-    def chain(*args: Any) -> Any:
-        for hook in hooks:
-            found = hook(*args)
-            if found:
-                return found
-        return None
-    return chain
-
-
 class _Extensions(object):
-    """A session's add-ons: one of each class in _EXTENSIONS, made with the session, and
-    their hooks folded once by the methods they watch (see _Extension): ``claims[method]``
-    and the like are one callable each (the add-on's own hook when only one watches), and a
-    method no add-on watches is not in them."""
+    """A session's add-ons: one of each class in _EXTENSIONS, made with the session, and by
+    method the ones that watch it (see _Extension).  A hook is asked only of those, in turn, so
+    a method no add-on watches costs one dict lookup."""
 
     def __init__(self, session: _Session) -> None:
         self.all = tuple(kind(session) for kind in _EXTENSIONS)
-        self._by_kind: Dict[type, _Extension] = {type(ext): ext for ext in self.all}
-        self.claims: Dict[str, Callable[[Future, _Json], Callable[[Future, _Json], Any] | None]] = \
-            self._fold("claim")
-        self.checks: Dict[str, Callable[[str, _Json | None, Any], None]] = self._fold("check")
-        self.withdraws: Dict[str, Callable[[Future, McpError], bool]] = self._fold("withdraw")
-        self.notices: Dict[str, Callable[[str, _Json], None]] = self._fold("notification")
-        self.lists: Dict[str, Callable[[str, List[Any]], None]] = self._fold("listed")
-        self._closes = [ext.closed for ext in self.all if self._overrides(ext, "closed")]
-
-    @staticmethod
-    def _overrides(ext: _Extension, hook: str) -> bool:
-        return getattr(type(ext), hook) is not getattr(_Extension, hook)
-
-    def _fold(self, hook: str) -> Dict[str, Any]:
-        """Method -> ``hook`` of the add-ons watching it, as one callable."""
-        hooks: Dict[str, List[Callable[..., Any]]] = {}
+        self.watching: Dict[str, List[_Extension]] = {}
         for ext in self.all:
-            if self._overrides(ext, hook):
-                for method in ext.watches:
-                    hooks.setdefault(method, []).append(getattr(ext, hook))
-        return {method: fns[0] if len(fns) == 1 else _chained(fns) for method, fns in hooks.items()}
-
-    def get(self, kind: Type[_E]) -> _E:
-        ext = self._by_kind.get(kind)
-        if isinstance(ext, kind):
-            return ext
-        raise LookupError("no %s add-on in this session" % kind.__name__)
+            for method in ext.watches:
+                self.watching.setdefault(method, []).append(ext)
 
     def declare(self, caps: _Json, modern: bool, newest: bool) -> None:
         for ext in self.all:
             ext.declare(caps, modern, newest)
 
     def claim(self, fut: Future, result: _Json) -> Callable[[Future, _Json], Any] | None:
-        claim = self.claims.get(fut.method)
-        return None if claim is None else claim(fut, result)
+        for ext in self.watching.get(fut.method, ()):
+            finish = ext.claim(fut, result)
+            if finish is not None:
+                return finish
+        return None
 
     def check(self, method: str, params: _Json | None, result: Any) -> None:
-        check = self.checks.get(method)
-        if check is not None:
-            check(method, params, result)
+        for ext in self.watching.get(method, ()):
+            ext.check(method, params, result)
 
     def withdraw(self, fut: Future, error: McpError) -> bool:
-        withdraw = self.withdraws.get(fut.method)
-        return withdraw is not None and bool(withdraw(fut, error))
+        return any(ext.withdraw(fut, error) for ext in self.watching.get(fut.method, ()))
 
     def notification(self, method: str, params: _Json) -> None:
-        notice = self.notices.get(method)
-        if notice is not None:
-            notice(method, params)
+        for ext in self.watching.get(method, ()):
+            ext.notification(method, params)
 
     def listed(self, method: str, items: List[Any]) -> None:
-        listed = self.lists.get(method)
-        if listed is not None:
-            listed(method, items)
+        for ext in self.watching.get(method, ()):
+            ext.listed(method, items)
 
     def closed(self, error: ConnectionClosed) -> None:
-        for closed in self._closes:
-            closed(error)
+        for ext in self.all:
+            ext.closed(error)
 
 
 class _Inbox(object):
@@ -4797,11 +4724,9 @@ def _era_verdict(error: McpError, over_http: bool) -> str | None:
         if error.status >= 500:
             return "handshake" if _is_jsonrpc_error(error.body) else None
         return "handshake"
-    if isinstance(error, RequestTimeout):
-        return "handshake"  # silence: it ignores the request
     if isinstance(error, ConnectionClosed):
         return None if over_http else "handshake"
-    return "handshake"
+    return "handshake"  # silence (a RequestTimeout: it ignores the request), a malformed answer
 
 
 def _is_jsonrpc_error(body: str) -> bool:
@@ -4955,7 +4880,10 @@ class _Session(object):
 
     def extension(self, kind: Type[_E]) -> _E:
         """This session's add-on of class ``kind`` (what Client reaches add-ons through)."""
-        return self.extensions.get(kind)
+        for ext in self.extensions.all:
+            if isinstance(ext, kind):
+                return ext
+        raise LookupError("no %s add-on in this session" % kind.__name__)
 
     @property
     def modern(self) -> bool:
@@ -4995,10 +4923,11 @@ class _Session(object):
                 self._restart()
         self._handshake(wanted, deadline)
 
-    def _restart(self) -> None:
-        """A fresh transport (a fresh server process over stdio) after the old one ended."""
+    def _restart(self, replacement: _Transport | None = None) -> None:
+        """A fresh transport (a fresh server process over stdio) after the old one ended, or
+        ``replacement`` in its place."""
         self.transport.close()
-        self.transport = self._make_transport(self.inbox.events)
+        self.transport = self._make_transport(self.inbox.events) if replacement is None else replacement
         self.dispatcher.reset()
         self.transport.start(self.dispatcher)
 
@@ -5067,10 +4996,7 @@ class _Session(object):
             if replacement is None:
                 raise
             _log.debug("initialize POST failed (%s); trying the HTTP+SSE transport", e)
-            self.transport.close()
-            self.transport = replacement
-            self.dispatcher.reset()
-            replacement.start(self.dispatcher)
+            self._restart(replacement)
             self._handshake(version, deadline, True)
             return
         answered = result.get("protocolVersion")
@@ -5161,7 +5087,7 @@ class _Session(object):
         if self.trace_context is not None:  # on the caller's thread, where its current span is
             params = dict(params or ())
             params["_meta"] = dict(_trace_meta(self.trace_context()), **_meta_of(params))
-        msg = _request(rid, method, params)
+        msg = _message(method, params, rid)
         era = self.era
         data = era.encode(msg)  # ValueError for what JSON cannot carry, before anything is pending
         fut = Future(rid, method, params, timeout, progress, self._settle, self._withdraw, finish, cancellable,
@@ -5174,10 +5100,10 @@ class _Session(object):
             assert fut._deadline is not None  # (a progress clock comes with a timeout: its window)
             fut._deadline, hard = min(fut._deadline, progress.total), progress.total
             wait_here = False  # the window is the Future's to watch: HTTP must not read the answer in send()
-        fut._keepalive, fut._intercept, fut._claim = keepalive, intercept, self.extensions.claims.get(method)
+        fut._keepalive, fut._intercept = keepalive, intercept
+        fut._claim = self.extensions.claim if method in self.extensions.watching else None
         self.dispatcher.add(fut, subscription)
-        if _log.isEnabledFor(logging.DEBUG):
-            _trace("->", data)
+        _trace("->", data)
         try:
             self.transport.send(msg, data, hard, wait_here, era.param_headers(params) if (
                 method == "tools/call" and params is not None and self.transport.carries_headers) else None)
@@ -5197,10 +5123,9 @@ class _Session(object):
         self._check_usable()
         if params is not None and not isinstance(params, dict):
             raise ValueError("params must be a dict (MCP params are JSON objects), not %s" % type(params).__name__)
-        msg = _notification(method, params)
+        msg = _message(method, params)
         data = _encode_line(msg)
-        if _log.isEnabledFor(logging.DEBUG):
-            _trace("->", data)
+        _trace("->", data)
         if renew:
             self._send_message(msg, data)
         else:
@@ -5234,8 +5159,7 @@ class _Session(object):
         except ValueError as e:  # a callback returned what JSON cannot carry
             answer = _error_response(answer["id"], INTERNAL_ERROR, str(e))
             data = _encode_line(answer)
-        if _log.isEnabledFor(logging.DEBUG):
-            _trace("->", data)
+        _trace("->", data)
         try:
             self._send_message(answer, data)
         except McpError as e:
@@ -5292,9 +5216,7 @@ class _Session(object):
     def finished(self, fut: Future, result: _Json) -> Any:
         """The caller's value of a final result: the add-ons' checks (OutputValidationError),
         then ``fut._finish(fut, result)`` (None: the result dict itself)."""
-        check = self.extensions.checks.get(fut.method)
-        if check is not None:
-            check(fut.method, fut._params, result)
+        self.extensions.check(fut.method, fut._params, result)
         return result if fut._finish is None else fut._finish(fut, result)
 
     def _repeat_if_asked(self, fut: Future, answer: _Json | McpError) -> _Json | McpError:
@@ -5390,8 +5312,7 @@ class _Session(object):
             seen.add(cursor)
         else:
             raise McpError("%s returned more than %d pages; stopping" % (method, MAX_PAGES))
-        self.keep((method, None), list(items), ttl, scope, context)
-        items = list(items)
+        self.keep((method, None), items, ttl, scope, context)  # (the cache keeps a copy)
         self.extensions.listed(method, items)  # (tools/list: output checks, which tools want a task)
         return items
 
@@ -6026,7 +5947,9 @@ class Client(object):
         """The server's ``server/discover`` result (2026-07-28): versions, capabilities,
         instructions.  The one from connecting is served while its ``ttlMs`` allows, unless
         ``refresh``."""
-        self._modern_only("server/discover")
+        if not self._session.modern:
+            raise McpError("server/discover does not exist in protocol %s (server_capabilities, server_info and "
+                           "instructions hold what initialize said)" % self._session.protocol_version)
         return self._session.cached("server/discover", {}, None, refresh, _timeout_arg(timeout, _DEFAULT))
 
     def ping(self, *, timeout: float | None = _DEFAULT) -> None:
@@ -6052,11 +5975,6 @@ class Client(object):
             wanted["resourceSubscriptions"] = list(resource_uris)
         session.listen(sub, wanted)
         return sub
-
-    def _modern_only(self, method: str) -> None:
-        if not self._session.modern:
-            raise McpError("%s does not exist in protocol %s (server_capabilities, server_info and "
-                           "instructions hold what initialize said)" % (method, self._session.protocol_version))
 
     def _legacy_only(self, method: str, instead: str) -> None:
         if self._session.modern:

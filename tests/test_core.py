@@ -32,7 +32,7 @@ META = "io.modelcontextprotocol/"
 @pytest.mark.pure
 def test_stateless_encoding_equals_plain_encoding_plus_meta(params):
     era = mcp_min._Era("2026-07-28", True, {"roots": {}}, {"name": "t", "version": "1"})
-    msg = mcp_min._request(5, "tools/call", params)
+    msg = mcp_min._message("tools/call", params, 5)
     line = era.encode(msg)
     assert line.endswith(b"\n") and line.count(b"\n") == 1  # one line, whatever the text
     sent = json.loads(line)
@@ -43,7 +43,7 @@ def test_stateless_encoding_equals_plain_encoding_plus_meta(params):
 
 @pytest.mark.pure
 def test_handshake_era_encoding_is_plain_and_utf8():
-    line = mcp_min._Era().encode(mcp_min._request(1, "tools/call", {"s": "東京"}))
+    line = mcp_min._Era().encode(mcp_min._message("tools/call", {"s": "東京"}, 1))
     assert "東京".encode("utf-8") in line  # not \\u escapes: a third of the size
     assert json.loads(line)["params"] == {"s": "東京"}
 
@@ -51,7 +51,7 @@ def test_handshake_era_encoding_is_plain_and_utf8():
 @pytest.mark.pure
 def test_lone_surrogates_still_make_valid_json():
     for era in (mcp_min._Era(), mcp_min._Era("2026-07-28", True, {}, {})):
-        line = era.encode(mcp_min._request(1, "m", {"s": "a\ud800b"}))
+        line = era.encode(mcp_min._message("m", {"s": "a\ud800b"}, 1))
         assert json.loads(line)["params"]["s"] == "a\ud800b"
 
 
@@ -60,7 +60,7 @@ def test_lone_surrogates_still_make_valid_json():
 def test_nan_and_infinity_are_refused(value):
     for era in (mcp_min._Era(), mcp_min._Era("2026-07-28", True, {}, {})):
         with pytest.raises(ValueError, match="NaN and Infinity"):
-            era.encode(mcp_min._request(1, "m", {"v": value}))
+            era.encode(mcp_min._message("m", {"v": value}, 1))
 
 
 @pytest.mark.pure
