@@ -3891,6 +3891,19 @@ class _HttpTransport(_Transport):
     def _add_session(self, h: Dict[str, str], method: str | None) -> None:
         pass  # (HTTP+SSE has no session header)
 
+    def _route_event(self, data: str) -> Any:
+        """Route the JSON of an SSE ``message`` event; returns it (None when it is not JSON)."""
+        try:
+            msg = _decode(data)
+        except ValueError:
+            _log.warning("%s sent an SSE event that is not JSON: %s", self.name, _shorten(data, _SHOWN_CHARS))
+            return None
+        try:
+            self._router.receive(msg)
+        except Exception:  # a bug in routing must not end the stream
+            _log.exception("error routing a message from %s", self.name)
+        return msg
+
 
 class _StreamableHttpTransport(_HttpTransport):
     """Streamable HTTP: every message is a POST; answers come back as JSON or SSE.
@@ -4062,20 +4075,8 @@ class _StreamableHttpTransport(_HttpTransport):
 
     def _pump(self, answer: _Answer, parser: _SseParser, rid: int | str | None) -> bool:
         """Route what an SSE stream carries; True once the answer to ``rid`` came."""
-        receive = self._router.receive
-
         def on_event(kind: str, data: str) -> bool:
-            if kind != "message":
-                return False
-            try:
-                msg = _decode(data)
-            except ValueError:
-                _log.warning("%s sent an SSE event that is not JSON: %s", self.name, _shorten(data, _SHOWN_CHARS))
-                return False
-            try:
-                receive(msg)
-            except Exception:  # a bug in routing must not end the stream
-                _log.exception("error routing a message from %s", self.name)
+            msg = self._route_event(data) if kind == "message" else None
             return rid is not None and any(isinstance(m, dict) and "method" not in m and m.get("id") == rid
                                            for m in (msg if isinstance(msg, list) else (msg,)))
 
@@ -4273,7 +4274,6 @@ class _SseTransport(_HttpTransport):
 
     def _read_loop(self, answer: _Answer) -> None:
         import urllib.parse
-        receive = self._router.receive
 
         def on_event(kind: str, data: str) -> bool:
             if kind == "endpoint":
@@ -4284,15 +4284,7 @@ class _SseTransport(_HttpTransport):
                     self.endpoint = endpoint
                 self._ready.set()
             elif kind == "message":
-                try:
-                    msg = _decode(data)
-                except ValueError:
-                    _log.warning("%s sent an SSE event that is not JSON", self.name)
-                    return False
-                try:
-                    receive(msg)
-                except Exception:
-                    _log.exception("error routing a message from %s", self.name)
+                self._route_event(data)
             return False
 
         try:
