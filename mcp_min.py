@@ -3852,8 +3852,11 @@ def _status_error(answer: _Answer, method: str | None, session_id: str | None = 
 
 class _HttpTransport(_Transport):
     """What both HTTP transports share: the URL (its credentials taken out), the engine that
-    sends every request (connections, TLS, the auth plug-in), the era, and the headers
-    every request carries."""
+    sends every request (connections, TLS, the auth plug-in), the era, the headers every
+    request carries, and sending: a request on the caller's thread, or a submitted one on a
+    thread of its own (``_exchange``); a notification or our answer in one POST (``_post``)."""
+
+    _request_thread = "mcp_min-http-%s"  # a submitted request's thread, by its id
 
     def __init__(self, url: str, headers: Mapping[str, str] | None, timeout: float, auth: Any,
                  tls: _Tls | None) -> None:
@@ -3890,6 +3893,34 @@ class _HttpTransport(_Transport):
 
     def _add_session(self, h: Dict[str, str], method: str | None) -> None:
         pass  # (HTTP+SSE has no session header)
+
+    # -- sending -----------------------------------------------------------------
+    def send(self, msg: _Json, data: bytes, deadline: float | None = None, wait_here: bool = False,
+             headers: Mapping[str, str] | None = None) -> None:
+        if self._closed or _pid != self._pid:
+            raise ConnectionClosed("the connection to %s is closed" % self.name)
+        if "id" not in msg or "method" not in msg:
+            self._post(msg, data, deadline, headers)
+        elif wait_here:
+            self._exchange(msg, data, deadline, headers)
+        else:
+            with self._lock:  # (with the check: a close() at this moment either waits for it or refuses it)
+                if self._closed:
+                    raise ConnectionClosed("the connection to %s is closed" % self.name)
+                self._threads.add(_start_thread(self._exchange, self._request_thread % msg["id"], (
+                    msg, data, deadline, headers), "send a request"))
+
+    def _exchange(self, msg: _Json, data: bytes, deadline: float | None, extra: Mapping[str, str] | None) -> None:
+        """Send a request; the router gets its answer or the error that ends it.  (Here: its answer
+        comes on the stream, as over HTTP+SSE; Streamable HTTP reads it from the POST.)"""
+        try:
+            self._post(msg, data, deadline, extra)
+        except McpError as e:
+            self._router.fail(msg["id"], e)
+
+    def _post(self, msg: _Json, data: bytes, deadline: float | None, extra: Mapping[str, str] | None) -> None:
+        """POST a message whose answer does not come back on this POST: 2xx expected, nothing read."""
+        raise NotImplementedError  # (each transport posts to its own URL)
 
     def _route_event(self, data: str) -> Any:
         """Route the JSON of an SSE ``message`` event; returns it (None when it is not JSON)."""
@@ -3964,24 +3995,9 @@ class _StreamableHttpTransport(_HttpTransport):
         return h
 
     # -- sending -----------------------------------------------------------------
-    def send(self, msg: _Json, data: bytes, deadline: float | None = None, wait_here: bool = False,
-             headers: Mapping[str, str] | None = None) -> None:
-        if self._closed or _pid != self._pid:
-            raise ConnectionClosed("the connection to %s is closed" % self.name)
-        if "id" in msg and "method" in msg:
-            if wait_here:
-                self._exchange(msg, data, deadline, headers)
-            else:
-                with self._lock:  # (with the check: a close() at this moment either waits for it or refuses it)
-                    if self._closed:
-                        raise ConnectionClosed("the connection to %s is closed" % self.name)
-                    self._threads.add(_start_thread(self._exchange, "mcp_min-http-%s" % msg["id"], (
-                        msg, data, deadline, headers), "send a request"))
-            return
-        # A notification, or our answer to a server request: 2xx expected, nothing to read.
-        deadline = _deadline_or(deadline, self.timeout)
-        sent = self._post_headers(msg, headers)
-        answer = self._engine.request("POST", self.url, sent, data, deadline, self.auth)
+    def _post(self, msg: _Json, data: bytes, deadline: float | None, extra: Mapping[str, str] | None) -> None:
+        sent = self._post_headers(msg, extra)
+        answer = self._engine.request("POST", self.url, sent, data, _deadline_or(deadline, self.timeout), self.auth)
         if answer.status >= 300:
             raise self._checked(_status_error(answer, msg.get("method"), sent.get("Mcp-Session-Id")))
         answer.discard()
@@ -4245,6 +4261,7 @@ class _SseTransport(_HttpTransport):
     the stream names."""
 
     kind = "sse"
+    _request_thread = "mcp_min-sse-post-%s"
 
     def __init__(self, url: str, headers: Mapping[str, str] | None = None, timeout: float = DEFAULT_TIMEOUT,
                  auth: Any = None, tls: _Tls | None = None) -> None:
@@ -4295,28 +4312,7 @@ class _SseTransport(_HttpTransport):
             self._router.closed(ConnectionClosed(("client closed the connection to %s" if self._closed
                                                   else "%s closed the SSE stream") % self.name))
 
-    def send(self, msg: _Json, data: bytes, deadline: float | None = None, wait_here: bool = False,
-             headers: Mapping[str, str] | None = None) -> None:
-        if self._closed or _pid != self._pid:
-            raise ConnectionClosed("the connection to %s is closed" % self.name)
-        if "id" in msg and "method" in msg and not wait_here:
-            with self._lock:  # (with the check: a close() at this moment either waits for it or refuses it)
-                if self._closed:
-                    raise ConnectionClosed("the connection to %s is closed" % self.name)
-                self._threads.add(_start_thread(self._post_request, "mcp_min-sse-post-%s" % msg["id"], (
-                    msg, data, deadline), "send a request"))
-        elif "id" in msg and "method" in msg:
-            self._post_request(msg, data, deadline)
-        else:
-            self._post(msg, data, deadline)
-
-    def _post_request(self, msg: _Json, data: bytes, deadline: float | None) -> None:
-        try:
-            self._post(msg, data, deadline)
-        except McpError as e:
-            self._router.fail(msg["id"], e)
-
-    def _post(self, msg: _Json, data: bytes, deadline: float | None) -> None:
+    def _post(self, msg: _Json, data: bytes, deadline: float | None, extra: Mapping[str, str] | None) -> None:
         endpoint = self.endpoint
         assert endpoint is not None  # (start() returns only once the stream named it)
         h = self._base_headers()
