@@ -2242,8 +2242,8 @@ class _Transport(object):
 def _start_thread(target: Callable[..., object], name: str, args: Tuple[Any, ...] = (),
                   what: str = "read from the server", owner: _Threads | None = None) -> threading.Thread:
     """Start a daemon thread; a process out of threads gets an error that says so.  Every thread
-    mcp_min starts is started here, and whoever starts one joins it in its close(): a transport
-    its own (reader, writer, request threads), a client's ``_Threads`` (``owner``) the rest."""
+    mcp_min starts is started here, and whoever starts one joins it in its close(): a line
+    transport its own (reader, writer), an ``owner``'s ``_Threads`` the rest."""
     thread = threading.Thread(target=target, name=name, args=args, daemon=True)
     try:
         thread.start()
@@ -2256,10 +2256,10 @@ def _start_thread(target: Callable[..., object], name: str, args: Tuple[Any, ...
 
 
 class _Threads(object):
-    """The threads one client starts for work no transport joins -- answering a server request,
-    following a task, settling a submitted answer -- so that its close() can wait for them.
-    Weak, like a transport's request threads: ``threading`` holds a thread while it runs, so
-    only running ones are here and a long-lived client does not pile up ended ones."""
+    """The threads an owner starts for its close() to wait for: a client's (answering a server
+    request, following a task, settling a submitted answer), an HTTP transport's (requests,
+    stream readers).  Weak: ``threading`` holds a thread while it runs, so only running ones
+    are here and a long-lived client does not pile up ended ones."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()  # (a WeakSet must not change while it is copied)
@@ -3869,9 +3869,9 @@ class _HttpTransport(_Transport):
         self._version: str | None = None  # negotiated; sent as MCP-Protocol-Version
         self._modern = False  # 2026-07-28: headers per request, no session, no GET stream
         self._lock = threading.Lock()
-        self._listener: threading.Thread | None = None
-        # the threads that send requests (mcp_min-http-<id>, mcp_min-sse-post-<id>), for close() to wait for
-        self._threads: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
+        self._threads = _Threads()  # request threads and stream readers, for close() to wait for
+        self._cuts: Dict[Any, _Cut] = {}  # the _Cut of each exchange in flight (see _cut_for)
+        self._stopping = threading.Event()  # set by close(): a pause before a reconnect ends
         self._closed = False
 
     def configure(self, version: str | None, modern: bool) -> None:
@@ -3907,8 +3907,8 @@ class _HttpTransport(_Transport):
             with self._lock:  # (with the check: a close() at this moment either waits for it or refuses it)
                 if self._closed:
                     raise ConnectionClosed("the connection to %s is closed" % self.name)
-                self._threads.add(_start_thread(self._exchange, self._request_thread % msg["id"], (
-                    msg, data, deadline, headers), "send a request"))
+                _start_thread(self._exchange, self._request_thread % msg["id"], (msg, data, deadline, headers),
+                              "send a request", self._threads)
 
     def _exchange(self, msg: _Json, data: bytes, deadline: float | None, extra: Mapping[str, str] | None) -> None:
         """Send a request; the router gets its answer or the error that ends it.  (Here: its answer
@@ -3934,6 +3934,33 @@ class _HttpTransport(_Transport):
         except Exception:  # a bug in routing must not end the stream
             _log.exception("error routing a message from %s", self.name)
         return msg
+
+    # -- close -------------------------------------------------------------------
+    def _cut_for(self, key: Any = None) -> _Cut:
+        """A _Cut for one exchange, kept under ``key`` (a request's id, for cancel(); by default
+        itself) until it ends, for close() to cut; one made after close() is cut at once (close()
+        waits for its thread)."""
+        cut = _Cut()
+        with self._lock:
+            self._cuts[cut if key is None else key] = cut
+            cut.cut = self._closed
+        return cut
+
+    def close(self, grace: float = CLOSE_GRACE) -> None:
+        if self._closed or _pid != self._pid:
+            return  # (a forked child must not end the parent's session)
+        self._closed = True
+        self._stopping.set()
+        with self._lock:
+            cuts, self._cuts = list(self._cuts.values()), {}
+        for cut in cuts:
+            cut()
+        self._end_session()
+        self._threads.join(_deadline_after(CLOSE_GRACE))  # cut short above: they end at once
+        self._engine.close()
+
+    def _end_session(self) -> None:
+        pass  # (HTTP+SSE has no session to end)
 
 
 class _StreamableHttpTransport(_HttpTransport):
@@ -3965,9 +3992,7 @@ class _StreamableHttpTransport(_HttpTransport):
         self.session_id: str | None = None  # the current HTTP session; None before initialize or once found gone
         self._issued = False  # the last initialize answer carried a session id
         self.session_gone = False
-        self._cuts: Dict[int | str, _Cut] = {}  # request id (or "GET") -> _Cut of the exchange in flight
         self._listening = False  # a GET stream listener runs (or is being started)
-        self._stopping = threading.Event()
 
     # -- headers -----------------------------------------------------------------
     def _add_session(self, h: Dict[str, str], method: str | None) -> None:
@@ -4006,10 +4031,7 @@ class _StreamableHttpTransport(_HttpTransport):
         """POST a request and route everything its answer carries; runs on the thread
         that will wait for the answer (or on its own thread, for submit())."""
         rid = msg["id"]
-        cut = _Cut()
-        with self._lock:
-            self._cuts[rid] = cut
-            cut.cut = self._closed  # after close() cut the others: cut at once, its join must not wait
+        cut = self._cut_for(rid)
         try:
             # Without a deadline of its own (a listen), the request still gets one for connecting
             # and for the answer to start; only its stream may then stay open.
@@ -4110,9 +4132,7 @@ class _StreamableHttpTransport(_HttpTransport):
                 break  # the server's retry: would outlast our deadline, or close() came
             h = self._base_headers("text/event-stream")  # (_SessionExpired once the session is gone)
             h["Last-Event-ID"] = parser.last_id
-            cut = _Cut()
-            with self._lock:
-                self._cuts[rid] = cut
+            cut = self._cut_for(rid)
             try:
                 with self._engine.request("GET", self.url, h, None, _deadline_or(
                         deadline, self.timeout), self.auth, cut) as answer:
@@ -4145,7 +4165,7 @@ class _StreamableHttpTransport(_HttpTransport):
             self._listening = True
         ready = threading.Event()
         try:
-            self._listener = _start_thread(self._listen_loop, "mcp_min-get-stream", (ready,), "listen to the server")
+            _start_thread(self._listen_loop, "mcp_min-get-stream", (ready,), "listen to the server", self._threads)
         except McpError:
             self._listening = False
             raise
@@ -4174,9 +4194,7 @@ class _StreamableHttpTransport(_HttpTransport):
                     continue
                 if parser.last_id is not None:
                     h["Last-Event-ID"] = parser.last_id
-                cut = _Cut()
-                with self._lock:
-                    self._cuts["GET"] = cut
+                cut = self._cut_for("GET")
                 try:
                     answer = self._engine.request("GET", self.url, h, None, _deadline_after(self.timeout),
                                                   self.auth, cut)
@@ -4235,16 +4253,7 @@ class _StreamableHttpTransport(_HttpTransport):
             return _SseTransport(self.url, self._headers, self.timeout, self.auth, self._tls)
         return None
 
-    def close(self, grace: float = CLOSE_GRACE) -> None:
-        if self._closed or _pid != self._pid:
-            return  # (a forked child must not end the parent's session)
-        self._closed = True
-        self._stopping.set()
-        with self._lock:
-            cuts, self._cuts = list(self._cuts.values()), {}
-            threads = list(self._threads) + ([self._listener] if self._listener is not None else [])
-        for cut in cuts:
-            cut()
+    def _end_session(self) -> None:
         if self.session_id is not None and not self._modern:
             try:  # (before the pool closes: on a kept-alive connection, no new handshake)
                 with self._engine.request("DELETE", self.url, self._base_headers(), None, _deadline_after(min(
@@ -4252,8 +4261,6 @@ class _StreamableHttpTransport(_HttpTransport):
                     pass
             except McpError as e:
                 _log.debug("DELETE of the session: %s", e)
-        _join_all(threads)  # cut short above: they end at once
-        self._engine.close()
 
 
 class _SseTransport(_HttpTransport):
@@ -4267,15 +4274,13 @@ class _SseTransport(_HttpTransport):
                  auth: Any = None, tls: _Tls | None = None) -> None:
         _HttpTransport.__init__(self, url, headers, timeout, auth, tls)
         self.endpoint: str | None = None
-        self._stream: _Answer | None = None
         self._ready = threading.Event()
-        self._cuts: Set[_Cut] = set()  # _Cut of each POST in flight
 
     def start(self, router: _Dispatcher) -> None:
         self._router = router
         deadline = _deadline_after(self.timeout)
         answer = self._engine.request("GET", self.url, self._base_headers("text/event-stream"), None, deadline,
-                                      self.auth)
+                                      self.auth, self._cut_for())
         if answer.status >= 300:
             raise _status_error(answer, None)
         if _media_type(answer.headers) != "text/event-stream":
@@ -4283,8 +4288,7 @@ class _SseTransport(_HttpTransport):
             raise HttpError(self.url, answer.status, "", "with Content-Type %r, not an SSE stream"
                             % _media_type(answer.headers))
         answer.stream_forever()  # a quiet server is not a dead one; close() cuts the connection
-        self._stream = answer
-        self._listener = _start_thread(self._read_loop, "mcp_min-sse", (answer,))
+        _start_thread(self._read_loop, "mcp_min-sse", (answer,), owner=self._threads)
         if not self._ready.wait(_remaining(deadline)) or self.endpoint is None:
             self.close()
             raise ConnectionClosed("%s sent no endpoint event" % self.name)
@@ -4317,33 +4321,16 @@ class _SseTransport(_HttpTransport):
         assert endpoint is not None  # (start() returns only once the stream named it)
         h = self._base_headers()
         h["Content-Type"] = "application/json"
-        cut = _Cut()
-        with self._lock:
-            self._cuts.add(cut)
-            cut.cut = self._closed  # after close() cut the others: cut at once, its join must not wait
+        cut = self._cut_for()
         try:
             answer = self._engine.request("POST", endpoint, h, data, _deadline_or(deadline, self.timeout),
                                           self.auth, cut)
         finally:
             with self._lock:
-                self._cuts.discard(cut)
+                self._cuts.pop(cut, None)
         if answer.status >= 300:
             raise _status_error(answer, msg.get("method"))
         answer.discard()  # the answer comes on the stream
-
-    def close(self, grace: float = CLOSE_GRACE) -> None:
-        if self._closed or _pid != self._pid:
-            return
-        self._closed = True
-        if self._stream is not None:
-            self._stream.abort()
-        with self._lock:
-            threads = list(self._threads) + ([self._listener] if self._listener is not None else [])
-            cuts = list(self._cuts)
-        for cut in cuts:
-            cut()
-        _join_all(threads)
-        self._engine.close()
 
 
 # ---------------------------------------------------------------------------
