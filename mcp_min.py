@@ -2803,6 +2803,13 @@ class _LineTransport(_Transport):
 
     def _closed_error(self, deadline: float | None = None) -> ConnectionClosed:
         """The error that says why the connection ended (waiting until ``deadline`` at most)."""
+        if self._closing:
+            return ConnectionClosed("client closed the connection to %s" % self.name)
+        error = self._end_error(deadline)
+        error._by_deadline = self._drop_reason is not None  # (see _drop)
+        return error
+
+    def _end_error(self, deadline: float | None) -> ConnectionClosed:
         raise NotImplementedError  # (each kind knows its own end)
 
     def _kill(self) -> None:
@@ -2907,10 +2914,8 @@ class _StdioTransport(_LineTransport):
         if self._on_stderr is not None:  # hands over to a worker thread: never blocks this reader
             self._on_stderr(text)
 
-    def _closed_error(self, deadline: float | None = None) -> ConnectionClosed:
+    def _end_error(self, deadline: float | None) -> ConnectionClosed:
         import subprocess
-        if self._closing:
-            return ConnectionClosed("client closed the connection to %s" % self.name)
         def within(seconds: float) -> float:
             return seconds if deadline is None else min(seconds, _remaining(deadline))
         try:
@@ -2933,9 +2938,7 @@ class _StdioTransport(_LineTransport):
             text = "%s was killed by %s" % (self.name, name)
         else:
             text = "%s exited with code %s" % (self.name, code)
-        error = ConnectionClosed(text, code, tail, _stderr_excerpt(tail))
-        error._by_deadline = self._drop_reason is not None  # (see _drop)
-        return error
+        return ConnectionClosed(text, code, tail, _stderr_excerpt(tail))
 
     @property
     def _child(self) -> _Child:  # the server process, for what runs only once start() made it
@@ -3129,13 +3132,8 @@ class _StreamTransport(_LineTransport):
         except OSError:
             pass  # not connected any more
 
-    def _closed_error(self, deadline: float | None = None) -> ConnectionClosed:
-        # (``deadline``: as the stdio one's, which _write_error passes; here nothing is waited for)
-        if self._closing:
-            return ConnectionClosed("client closed the connection to %s" % self.name)
-        error = ConnectionClosed(self._drop_reason or "%s ended its output" % self.name)
-        error._by_deadline = self._drop_reason is not None  # (see _drop)
-        return error
+    def _end_error(self, deadline: float | None) -> ConnectionClosed:
+        return ConnectionClosed(self._drop_reason or "%s ended its output" % self.name)  # (nothing to wait for)
 
     def close(self, grace: float = CLOSE_GRACE) -> None:
         """Bounded and idempotent; a descriptor another thread may still use stays open (with a warning)."""
