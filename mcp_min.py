@@ -3079,6 +3079,15 @@ def _fd_of(stream: Any, what: str) -> int:
     return fd
 
 
+def _shut_down(sock: _socket_module.socket) -> None:
+    """End a socket's both directions from any thread: a read or write blocked on it returns."""
+    import socket
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except (OSError, ValueError):
+        pass  # not connected any more, or closed
+
+
 class _StreamTransport(_LineTransport):
     """The stdio framing (one JSON message per line) over byte streams the caller already
     has: a connected socket, or a reader and a writer (``os.pipe()`` ends, binary files,
@@ -3121,16 +3130,8 @@ class _StreamTransport(_LineTransport):
     def _kill(self) -> None:
         # A write outlived its deadline (see _drop): half a message may be out, so the stream is over.
         if self._socket is not None:
-            self._shut_down(self._socket)  # also ends the reader
+            _shut_down(self._socket)  # also ends the reader
         self._router.closed(self._closed_error())
-
-    @staticmethod
-    def _shut_down(sock: _socket_module.socket) -> None:
-        import socket
-        try:
-            sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass  # not connected any more
 
     def _end_error(self, deadline: float | None) -> ConnectionClosed:
         return ConnectionClosed(self._drop_reason or "%s ended its output" % self.name)  # (nothing to wait for)
@@ -3142,7 +3143,7 @@ class _StreamTransport(_LineTransport):
             return  # (not started, or its start failed: then its writer ended already)
         self._closing = True
         if self._socket is not None:
-            self._shut_down(self._socket)
+            _shut_down(self._socket)
         locked = self._write_lock.acquire(True, CLOSE_GRACE)
         try:  # an empty write is a barrier: once it is through, no earlier write still uses the writer
             idle = locked and writer.write(b"", _deadline_after(CLOSE_GRACE))
@@ -3316,11 +3317,7 @@ class _ConnState(_ConnBase):
         """Cut the connection from any thread: the socket is shut down, so a blocked reader wakes."""
         self.cut_short = True
         if self.raw_sock is not None:
-            try:
-                import socket
-                self.raw_sock.shutdown(socket.SHUT_RDWR)
-            except (OSError, ValueError):
-                pass
+            _shut_down(self.raw_sock)
 
     def dropped(self) -> bool:
         """True when this idle kept-alive connection is unusable: never connected, cut, or
