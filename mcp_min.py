@@ -1662,12 +1662,11 @@ def _check_capabilities(patch: Any, callbacks: Mapping[str, object]) -> _Json | 
                 raise ValueError("capabilities[%r] must map %s to objects, not %r: %r"
                                  % (key, "ids like 'com.example/name'" if key == "extensions" else "names",
                                     name, value))
-    needs = {"roots": "roots", "sampling": "sampling", "elicitation": "elicitation"}
-    for key, callback in needs.items():
+    for key in ("roots", "sampling", "elicitation"):  # each served by the callback of its name
         given = patch.get(key)
-        if given is not None and callbacks.get(callback) is None and not (
+        if given is not None and callbacks.get(key) is None and not (
                 key == "elicitation" and callbacks.get("url_elicitation") is not None and "form" not in given):
-            raise ValueError("capabilities declare %r, but no %s= callback would answer it" % (key, callback))
+            raise ValueError("capabilities declare %r, but no %s= callback would answer it" % (key, key))
     if (patch.get("elicitation") or {}).get("url") is not None and callbacks.get("url_elicitation") is None:
         raise ValueError("capabilities declare URL elicitation, but no url_elicitation= callback would answer it")
     _to_json(patch)  # ValueError now for what JSON cannot carry
@@ -1796,7 +1795,6 @@ def _media_type(headers: _Headers) -> str:
 def _parse_www_authenticate(value: str | None) -> Dict[str, str]:
     """The parameters of the challenges in a WWW-Authenticate header, as a dict (keys
     lower-cased; ``scheme`` holds the first scheme named)."""
-    import re
     out: Dict[str, str] = {}
     if not value:
         return out
@@ -3100,7 +3098,6 @@ class _StreamTransport(_LineTransport):
     joins the reader and closes the streams.  Ended streams cannot be reopened."""
 
     kind = "streams"
-    restartable = False
 
     def __init__(self, reader: Any, writer: Any = None, timeout: float = DEFAULT_TIMEOUT) -> None:
         _stdlib("select", "Client.over()")  # (a write waits on it while the pipe is full)
@@ -3986,7 +3983,6 @@ class _StreamableHttpTransport(_HttpTransport):
         self._tls, self._fallback = tls, fallback  # fallback: to HTTP+SSE (transport="auto")
         self.session_id: str | None = None  # the current HTTP session; None before initialize or once found gone
         self._issued = False  # the last initialize answer carried a session id
-        self.session_gone = False
         self._listening = False  # a GET stream listener runs (or is being started)
 
     # -- headers -----------------------------------------------------------------
