@@ -1937,8 +1937,7 @@ class _SseParser(object):
         self._size = 0  # its size so far; -1 while dropping an oversized event
         self._event = ""
         self._id = self.last_id  # the id buffer: what the current event's end commits
-        self._line = bytearray()  # the unfinished line
-        self._line_size = 0  # its size; -1 while dropping an over-long line up to its end
+        self._lines = _LineSplitter(MAX_MESSAGE_BYTES, self.oversized, any_end=True)
         self._after_cr = False  # the last piece ended in CR: an LF that starts the next ends nothing
         self._begun = False  # past the stream's first bytes (and the BOM they may be)
         self._head = b""  # those bytes while they may still be a BOM
@@ -1950,15 +1949,9 @@ class _SseParser(object):
             piece = self._skip(piece)
             if not piece:
                 return []
-        # (on bytes: at LF, CR and CRLF only; _carry may put a bytearray in it: not a List[bytes])
-        lines: List[Any] = piece.splitlines()
-        last = piece[-1]
-        self._after_cr = last == 13
-        tail = lines.pop() if last != 10 and last != 13 else b""  # the start of the next line
-        if self._line_size or tail:  # (not the usual whole lines)
-            self._carry(lines, tail)
+        self._after_cr = piece[-1] == 13
         events: List[Tuple[str, str]] = []
-        for line in lines:
+        for line in self._lines.feed(piece):
             if line:
                 self._field(line)
             else:
@@ -1989,28 +1982,6 @@ class _SseParser(object):
             if piece.startswith(self._BOM):
                 piece = piece[3:]
         return piece
-
-    def _carry(self, lines: List[bytes | bytearray], tail: bytes) -> None:
-        """Join the unfinished line to the first of ``lines`` (the complete lines) and start
-        the next with ``tail``; a line that outgrows MAX_MESSAGE_BYTES is dropped as it grows."""
-        size = self._line_size
-        if size and lines:  # the unfinished line ends here
-            if size > 0 and size + len(lines[0]) <= MAX_MESSAGE_BYTES:
-                self._line += lines[0]
-                lines[0] = self._line  # (no copy: a large event is not doubled here)
-            else:
-                if size > 0:
-                    self.oversized()
-                del lines[0]  # (the end of a dropped line: nothing, not a blank line)
-            self._line, size = bytearray(), 0
-        if tail and size >= 0:
-            size += len(tail)
-            if size > MAX_MESSAGE_BYTES:
-                self.oversized()
-                self._line, size = bytearray(), -1
-            else:
-                self._line += tail
-        self._line_size = size
 
     def _dispatch(self) -> Tuple[str, str] | None:
         """A blank line: the event is complete."""
@@ -2074,26 +2045,29 @@ class _SseParser(object):
 
 
 class _LineSplitter(object):
-    """Newline framing of the stdio transport, on bytes: fed what the pipe gives, in pieces of
-    any size, it returns the complete lines (without their ``\\n``; a CRLF line keeps its
-    ``\\r``, which JSON takes as whitespace, and blank lines are returned as ``b""``).
+    """Line framing on bytes: fed what a pipe or socket gives, in pieces of any size, it returns
+    the complete lines without their ends, blank ones as ``b""``.  Lines end at ``\\n`` (stdio: a
+    CRLF line keeps its ``\\r``, which JSON takes as whitespace), or with ``any_end`` at LF, CR
+    or CRLF (server-sent events; _SseParser joins a CRLF that pieces split).
 
     A line longer than ``limit`` bytes is dropped as it grows, not buffered: ``on_oversized()``
-    is called once for it and the rest of it is skipped up to its end.
+    is called once for it and the rest of it is skipped up to its end (none of it is returned).
 
     A line that spans pieces grows in one bytearray and is returned as it (bytes-like, decoded
     as it is): kept as a list of pieces, a 10 MiB line left 10 MiB of freed pieces resident in
     the heap beside its joined copy and the decoded text (peak memory 3x the message, not 2x)."""
 
-    def __init__(self, limit: int, on_oversized: Callable[[], object]) -> None:
-        self._limit, self._on_oversized = limit, on_oversized
+    def __init__(self, limit: int, on_oversized: Callable[[], object], any_end: bool = False) -> None:
+        self._limit, self._on_oversized, self._any_end = limit, on_oversized, any_end
         self._pending = bytearray()  # the unfinished line
         self._size = 0  # its size; -1 while dropping an oversized line
 
     def feed(self, chunk: bytes) -> List[bytes | bytearray]:
-        """The lines that ``chunk`` completes, in order (a list, often of one line)."""
-        lines: List[Any] = chunk.split(b"\n")  # (_join_and_bound may put a bytearray in it)
-        tail = lines.pop()  # what follows the last line end: the start of the next line
+        """The lines that ``chunk`` (not empty) completes, in order (a list, often of one line)."""
+        # (splitlines on bytes: at LF, CR and CRLF only; _join_and_bound may put a bytearray in it)
+        lines: List[Any] = chunk.splitlines() if self._any_end else chunk.split(b"\n")
+        # what follows the last line end: the start of the next line (none after a final CR or LF)
+        tail = lines.pop() if not self._any_end or chunk[-1] not in b"\r\n" else b""
         if self._size or tail or len(chunk) > self._limit:  # (not the usual whole lines)
             self._join_and_bound(lines, tail, len(chunk))
         return lines
@@ -2103,16 +2077,15 @@ class _LineSplitter(object):
             if self._size < 0 or self._size + len(lines[0]) > self._limit:
                 if self._size > 0:
                     self._on_oversized()
-                lines[0] = b""  # (returned as a blank line: the caller skips those anyway)
+                del lines[0]  # (the end of a dropped line: nothing, not a blank line)
             else:
                 self._pending += lines[0]
                 lines[0] = self._pending  # (no copy: a large message is not doubled here)
             self._pending, self._size = bytearray(), 0
         if chunk_size > self._limit:  # only then can a whole line in it be too long
-            for i, line in enumerate(lines):
-                if len(line) > self._limit:
-                    self._on_oversized()
-                    lines[i] = b""
+            for line in [line for line in lines if len(line) > self._limit]:
+                self._on_oversized()
+                lines.remove(line)
         if tail and self._size >= 0:
             self._size += len(tail)
             if self._size > self._limit:
