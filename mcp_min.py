@@ -3772,24 +3772,6 @@ def _check_secure(url: str, what: str = "fetch") -> None:
                        % (what, _plain_url(url)))
 
 
-def _pump_sse(answer: _Answer, parser: _SseParser, on_event: Callable[[str, str], bool]) -> bool:
-    """Read an SSE stream, calling ``on_event(type, data)`` for each complete event,
-    until it returns True (then True) or the stream ends (then False).
-
-    The stream is read as it comes, not by lines: http.client's lines end only at LF, and
-    a server may end its lines with a lone CR (the parser finds the line ends)."""
-    try:
-        while True:
-            piece = answer.read_some(HTTP_READ_CHUNK)
-            if not piece:
-                return False
-            for kind, data in parser.feed(piece):
-                if on_event(kind, data):
-                    return True
-    finally:
-        parser.end_stream()  # (a reconnect's stream never continues what this one left unfinished)
-
-
 def _session_gone(answer: _Answer, session_id: str | None) -> bool:
     """Whether a non-2xx answer to a message sent in HTTP session ``session_id`` says the
     session is gone: 404, as the spec says; or 400 with a body that names the session,
@@ -3887,18 +3869,37 @@ class _HttpTransport(_Transport):
         """POST a message whose answer does not come back on this POST: 2xx expected, nothing read."""
         raise NotImplementedError  # (each transport posts to its own URL)
 
-    def _route_event(self, data: str) -> Any:
-        """Route the JSON of an SSE ``message`` event; returns it (None when it is not JSON)."""
+    def _pump(self, answer: _Answer, parser: _SseParser, rid: int | str | None = None) -> bool:
+        """Route the messages of an SSE stream until the answer to ``rid`` came (then True) or the
+        stream ended (False); other events go to _event.  The stream is read as it comes, not by
+        lines: http.client's lines end only at LF, and a server may end its lines with a lone CR."""
         try:
-            msg = _decode(data)
-        except ValueError:
-            _log.warning("%s sent an SSE event that is not JSON: %s", self.name, _shorten(data, _SHOWN_CHARS))
-            return None
-        try:
-            self._router.receive(msg)
-        except Exception:  # a bug in routing must not end the stream
-            _log.exception("error routing a message from %s", self.name)
-        return msg
+            while True:
+                piece = answer.read_some(HTTP_READ_CHUNK)
+                if not piece:
+                    return False
+                for kind, data in parser.feed(piece):
+                    if kind != "message":
+                        self._event(kind, data)
+                        continue
+                    try:
+                        msg = _decode(data)
+                    except ValueError:
+                        _log.warning("%s sent an SSE event that is not JSON: %s", self.name,
+                                     _shorten(data, _SHOWN_CHARS))
+                        continue
+                    try:
+                        self._router.receive(msg)
+                    except Exception:  # a bug in routing must not end the stream
+                        _log.exception("error routing a message from %s", self.name)
+                    if rid is not None and any(isinstance(m, dict) and "method" not in m and m.get("id") == rid
+                                               for m in (msg if isinstance(msg, list) else (msg,))):
+                        return True
+        finally:
+            parser.end_stream()  # (a reconnect's stream never continues what this one left unfinished)
+
+    def _event(self, kind: str, data: str) -> None:
+        pass  # (an SSE event other than "message": only HTTP+SSE's endpoint means something)
 
     # -- close -------------------------------------------------------------------
     def _cut_for(self, key: Any = None) -> _Cut:
@@ -4075,15 +4076,6 @@ class _StreamableHttpTransport(_HttpTransport):
             answer.read(HTTP_ERROR_BODY)
             raise HttpError(self.url, answer.status, "", "with Content-Type %r instead of an answer" % (ctype or None))
 
-    def _pump(self, answer: _Answer, parser: _SseParser, rid: int | str | None) -> bool:
-        """Route what an SSE stream carries; True once the answer to ``rid`` came."""
-        def on_event(kind: str, data: str) -> bool:
-            msg = self._route_event(data) if kind == "message" else None
-            return rid is not None and any(isinstance(m, dict) and "method" not in m and m.get("id") == rid
-                                           for m in (msg if isinstance(msg, list) else (msg,)))
-
-        return _pump_sse(answer, parser, on_event)
-
     def _resume(self, parser: _SseParser, rid: int | str, deadline: float | None) -> None:
         """A POST's stream ended before its answer: resume it with GET + Last-Event-ID
         (handshake era only; 2026-07-28 streams cannot be resumed)."""
@@ -4182,7 +4174,7 @@ class _StreamableHttpTransport(_HttpTransport):
                             ready.set()
                             answer.stream_forever()  # a quiet server is not a dead one
                             failures, opened = 0, True
-                            self._pump(answer, parser, None)
+                            self._pump(answer, parser)
                 ready.set()
                 # Honour the server's retry: field; back off further after failures.
                 pause = parser.retry_ms / 1000.0 if parser.retry_ms is not None else GET_STREAM_RETRY
@@ -4257,23 +4249,19 @@ class _SseTransport(_HttpTransport):
             self.close()
             raise ConnectionClosed("%s sent no endpoint event" % self.name)
 
-    def _read_loop(self, answer: _Answer) -> None:
+    def _event(self, kind: str, data: str) -> None:
         import urllib.parse
+        if kind == "endpoint":
+            endpoint = urllib.parse.urljoin(self.url, data.strip())
+            if _origin(endpoint) != _origin(self.url):  # our headers (tokens) would go there
+                _log.warning("%s named an endpoint on another origin (%s); refused", self.name, endpoint)
+            else:
+                self.endpoint = endpoint
+            self._ready.set()
 
-        def on_event(kind: str, data: str) -> bool:
-            if kind == "endpoint":
-                endpoint = urllib.parse.urljoin(self.url, data.strip())
-                if _origin(endpoint) != _origin(self.url):  # our headers (tokens) would go there
-                    _log.warning("%s named an endpoint on another origin (%s); refused", self.name, endpoint)
-                else:
-                    self.endpoint = endpoint
-                self._ready.set()
-            elif kind == "message":
-                self._route_event(data)
-            return False
-
+    def _read_loop(self, answer: _Answer) -> None:
         try:
-            _pump_sse(answer, _SseParser(self.name), on_event)
+            self._pump(answer, _SseParser(self.name))
         finally:
             answer.release()
             self._ready.set()
