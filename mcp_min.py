@@ -2283,8 +2283,13 @@ class _Worker(object):
             self._dropping = True
             return False
         self._dropping = False
-        if self._thread is None and not self._start():
-            return False
+        if self._thread is None:
+            try:
+                self.start()
+            except ConnectionClosed as e:
+                _log.warning("dropped a server message: %s", e)
+            if self._thread is None:  # (stop() came first, or no thread could start)
+                return False
         self._queue.put((fn, args))
         return True
 
@@ -2294,14 +2299,6 @@ class _Worker(object):
         with self._lock:
             if self._thread is None and not self._stopped:  # (stop() takes the lock: none starts after it)
                 self._thread = _start_thread(self._run, self._name, what=self._what)
-
-    def _start(self) -> bool:
-        """Start the thread, unless stop() came first; False when none runs."""
-        try:
-            self.start()
-        except ConnectionClosed as e:
-            _log.warning("dropped a server message: %s", e)
-        return self._thread is not None
 
     def _run(self) -> None:
         get = self._queue.get
