@@ -1626,12 +1626,11 @@ def _check_capabilities(patch: Any, callbacks: Mapping[str, object]) -> _Json | 
                 raise ValueError("capabilities[%r] must map %s to objects, not %r: %r"
                                  % (key, "ids like 'com.example/name'" if key == "extensions" else "names",
                                     name, value))
-    needs = {"roots": "roots", "sampling": "sampling", "elicitation": "elicitation"}
-    for key, callback in needs.items():
+    for key in ("roots", "sampling", "elicitation"):  # each served by the callback of its name
         given = patch.get(key)
-        if given is not None and callbacks.get(callback) is None and not (
+        if given is not None and callbacks.get(key) is None and not (
                 key == "elicitation" and callbacks.get("url_elicitation") is not None and "form" not in given):
-            raise ValueError("capabilities declare %r, but no %s= callback would answer it" % (key, callback))
+            raise ValueError("capabilities declare %r, but no %s= callback would answer it" % (key, key))
     if (patch.get("elicitation") or {}).get("url") is not None and callbacks.get("url_elicitation") is None:
         raise ValueError("capabilities declare URL elicitation, but no url_elicitation= callback would answer it")
     _to_json(patch)  # ValueError now for what JSON cannot carry
@@ -1760,7 +1759,6 @@ def _media_type(headers: _Headers) -> str:
 def _parse_www_authenticate(value: str | None) -> Dict[str, str]:
     """The parameters of the challenges in a WWW-Authenticate header, as a dict (keys
     lower-cased; ``scheme`` holds the first scheme named)."""
-    import re
     out: Dict[str, str] = {}
     if not value:
         return out
@@ -1903,8 +1901,7 @@ class _SseParser(object):
         self._size = 0  # its size so far; -1 while dropping an oversized event
         self._event = ""
         self._id = self.last_id  # the id buffer: what the current event's end commits
-        self._line = bytearray()  # the unfinished line
-        self._line_size = 0  # its size; -1 while dropping an over-long line up to its end
+        self._lines = _LineSplitter(MAX_MESSAGE_BYTES, self.oversized, any_end=True)
         self._after_cr = False  # the last piece ended in CR: an LF that starts the next ends nothing
         self._begun = False  # past the stream's first bytes (and the BOM they may be)
         self._head = b""  # those bytes while they may still be a BOM
@@ -1916,15 +1913,9 @@ class _SseParser(object):
             piece = self._skip(piece)
             if not piece:
                 return []
-        # (on bytes: at LF, CR and CRLF only; _carry may put a bytearray in it: not a List[bytes])
-        lines: List[Any] = piece.splitlines()
-        last = piece[-1]
-        self._after_cr = last == 13
-        tail = lines.pop() if last != 10 and last != 13 else b""  # the start of the next line
-        if self._line_size or tail:  # (not the usual whole lines)
-            self._carry(lines, tail)
+        self._after_cr = piece[-1] == 13
         events: List[Tuple[str, str]] = []
-        for line in lines:
+        for line in self._lines.feed(piece):
             if line:
                 self._field(line)
             else:
@@ -1955,28 +1946,6 @@ class _SseParser(object):
             if piece.startswith(self._BOM):
                 piece = piece[3:]
         return piece
-
-    def _carry(self, lines: List[bytes | bytearray], tail: bytes) -> None:
-        """Join the unfinished line to the first of ``lines`` (the complete lines) and start
-        the next with ``tail``; a line that outgrows MAX_MESSAGE_BYTES is dropped as it grows."""
-        size = self._line_size
-        if size and lines:  # the unfinished line ends here
-            if size > 0 and size + len(lines[0]) <= MAX_MESSAGE_BYTES:
-                self._line += lines[0]
-                lines[0] = self._line  # (no copy: a large event is not doubled here)
-            else:
-                if size > 0:
-                    self.oversized()
-                del lines[0]  # (the end of a dropped line: nothing, not a blank line)
-            self._line, size = bytearray(), 0
-        if tail and size >= 0:
-            size += len(tail)
-            if size > MAX_MESSAGE_BYTES:
-                self.oversized()
-                self._line, size = bytearray(), -1
-            else:
-                self._line += tail
-        self._line_size = size
 
     def _dispatch(self) -> Tuple[str, str] | None:
         """A blank line: the event is complete."""
@@ -2040,26 +2009,29 @@ class _SseParser(object):
 
 
 class _LineSplitter(object):
-    """Newline framing of the stdio transport, on bytes: fed what the pipe gives, in pieces of
-    any size, it returns the complete lines (without their ``\\n``; a CRLF line keeps its
-    ``\\r``, which JSON takes as whitespace, and blank lines are returned as ``b""``).
+    """Line framing on bytes: fed what a pipe or socket gives, in pieces of any size, it returns
+    the complete lines without their ends, blank ones as ``b""``.  Lines end at ``\\n`` (stdio: a
+    CRLF line keeps its ``\\r``, which JSON takes as whitespace), or with ``any_end`` at LF, CR
+    or CRLF (server-sent events; _SseParser joins a CRLF that pieces split).
 
     A line longer than ``limit`` bytes is dropped as it grows, not buffered: ``on_oversized()``
-    is called once for it and the rest of it is skipped up to its end.
+    is called once for it and the rest of it is skipped up to its end (none of it is returned).
 
     A line that spans pieces grows in one bytearray and is returned as it (bytes-like, decoded
     as it is): kept as a list of pieces, a 10 MiB line left 10 MiB of freed pieces resident in
     the heap beside its joined copy and the decoded text (peak memory 3x the message, not 2x)."""
 
-    def __init__(self, limit: int, on_oversized: Callable[[], object]) -> None:
-        self._limit, self._on_oversized = limit, on_oversized
+    def __init__(self, limit: int, on_oversized: Callable[[], object], any_end: bool = False) -> None:
+        self._limit, self._on_oversized, self._any_end = limit, on_oversized, any_end
         self._pending = bytearray()  # the unfinished line
         self._size = 0  # its size; -1 while dropping an oversized line
 
     def feed(self, chunk: bytes) -> List[bytes | bytearray]:
-        """The lines that ``chunk`` completes, in order (a list, often of one line)."""
-        lines: List[Any] = chunk.split(b"\n")  # (_join_and_bound may put a bytearray in it)
-        tail = lines.pop()  # what follows the last line end: the start of the next line
+        """The lines that ``chunk`` (not empty) completes, in order (a list, often of one line)."""
+        # (splitlines on bytes: at LF, CR and CRLF only; _join_and_bound may put a bytearray in it)
+        lines: List[Any] = chunk.splitlines() if self._any_end else chunk.split(b"\n")
+        # what follows the last line end: the start of the next line (none after a final CR or LF)
+        tail = lines.pop() if not self._any_end or chunk[-1] not in b"\r\n" else b""
         if self._size or tail or len(chunk) > self._limit:  # (not the usual whole lines)
             self._join_and_bound(lines, tail, len(chunk))
         return lines
@@ -2069,16 +2041,15 @@ class _LineSplitter(object):
             if self._size < 0 or self._size + len(lines[0]) > self._limit:
                 if self._size > 0:
                     self._on_oversized()
-                lines[0] = b""  # (returned as a blank line: the caller skips those anyway)
+                del lines[0]  # (the end of a dropped line: nothing, not a blank line)
             else:
                 self._pending += lines[0]
                 lines[0] = self._pending  # (no copy: a large message is not doubled here)
             self._pending, self._size = bytearray(), 0
         if chunk_size > self._limit:  # only then can a whole line in it be too long
-            for i, line in enumerate(lines):
-                if len(line) > self._limit:
-                    self._on_oversized()
-                    lines[i] = b""
+            for line in [line for line in lines if len(line) > self._limit]:
+                self._on_oversized()
+                lines.remove(line)
         if tail and self._size >= 0:
             self._size += len(tail)
             if self._size > self._limit:
@@ -2206,8 +2177,8 @@ class _Transport(object):
 def _start_thread(target: Callable[..., object], name: str, args: Tuple[Any, ...] = (),
                   what: str = "read from the server", owner: _Threads | None = None) -> threading.Thread:
     """Start a daemon thread; a process out of threads gets an error that says so.  Every thread
-    mcp_min starts is started here, and whoever starts one joins it in its close(): a transport
-    its own (reader, writer, request threads), a client's ``_Threads`` (``owner``) the rest."""
+    mcp_min starts is started here, and whoever starts one joins it in its close(): a line
+    transport its own (reader, writer), an ``owner``'s ``_Threads`` the rest."""
     thread = threading.Thread(target=target, name=name, args=args, daemon=True)
     try:
         thread.start()
@@ -2220,10 +2191,10 @@ def _start_thread(target: Callable[..., object], name: str, args: Tuple[Any, ...
 
 
 class _Threads(object):
-    """The threads one client starts for work no transport joins -- answering a server request,
-    following a task, settling a submitted answer -- so that its close() can wait for them.
-    Weak, like a transport's request threads: ``threading`` holds a thread while it runs, so
-    only running ones are here and a long-lived client does not pile up ended ones."""
+    """The threads an owner starts for its close() to wait for: a client's (answering a server
+    request, following a task, settling a submitted answer), an HTTP transport's (requests,
+    stream readers).  Weak: ``threading`` holds a thread while it runs, so only running ones
+    are here and a long-lived client does not pile up ended ones."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()  # (a WeakSet must not change while it is copied)
@@ -2276,8 +2247,13 @@ class _Worker(object):
             self._dropping = True
             return False
         self._dropping = False
-        if self._thread is None and not self._start():
-            return False
+        if self._thread is None:
+            try:
+                self.start()
+            except ConnectionClosed as e:
+                _log.warning("dropped a server message: %s", e)
+            if self._thread is None:  # (stop() came first, or no thread could start)
+                return False
         self._queue.put((fn, args))
         return True
 
@@ -2287,14 +2263,6 @@ class _Worker(object):
         with self._lock:
             if self._thread is None and not self._stopped:  # (stop() takes the lock: none starts after it)
                 self._thread = _start_thread(self._run, self._name, what=self._what)
-
-    def _start(self) -> bool:
-        """Start the thread, unless stop() came first; False when none runs."""
-        try:
-            self.start()
-        except ConnectionClosed as e:
-            _log.warning("dropped a server message: %s", e)
-        return self._thread is not None
 
     def _run(self) -> None:
         get = self._queue.get
@@ -2767,6 +2735,13 @@ class _LineTransport(_Transport):
 
     def _closed_error(self, deadline: float | None = None) -> ConnectionClosed:
         """The error that says why the connection ended (waiting until ``deadline`` at most)."""
+        if self._closing:
+            return ConnectionClosed("client closed the connection to %s" % self.name)
+        error = self._end_error(deadline)
+        error._by_deadline = self._drop_reason is not None  # (see _drop)
+        return error
+
+    def _end_error(self, deadline: float | None) -> ConnectionClosed:
         raise NotImplementedError  # (each kind knows its own end)
 
     def _kill(self) -> None:
@@ -2871,10 +2846,8 @@ class _StdioTransport(_LineTransport):
         if self._on_stderr is not None:  # hands over to a worker thread: never blocks this reader
             self._on_stderr(text)
 
-    def _closed_error(self, deadline: float | None = None) -> ConnectionClosed:
+    def _end_error(self, deadline: float | None) -> ConnectionClosed:
         import subprocess
-        if self._closing:
-            return ConnectionClosed("client closed the connection to %s" % self.name)
         def within(seconds: float) -> float:
             return seconds if deadline is None else min(seconds, _remaining(deadline))
         try:
@@ -2897,9 +2870,7 @@ class _StdioTransport(_LineTransport):
             text = "%s was killed by %s" % (self.name, name)
         else:
             text = "%s exited with code %s" % (self.name, code)
-        error = ConnectionClosed(text, code, tail, _stderr_excerpt(tail))
-        error._by_deadline = self._drop_reason is not None  # (see _drop)
-        return error
+        return ConnectionClosed(text, code, tail, _stderr_excerpt(tail))
 
     @property
     def _child(self) -> _Child:  # the server process, for what runs only once start() made it
@@ -3040,6 +3011,15 @@ def _fd_of(stream: Any, what: str) -> int:
     return fd
 
 
+def _shut_down(sock: _socket_module.socket) -> None:
+    """End a socket's both directions from any thread: a read or write blocked on it returns."""
+    import socket
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except (OSError, ValueError):
+        pass  # not connected any more, or closed
+
+
 class _StreamTransport(_LineTransport):
     """The stdio framing (one JSON message per line) over byte streams the caller already
     has: a connected socket, or a reader and a writer (``os.pipe()`` ends, binary files,
@@ -3052,7 +3032,6 @@ class _StreamTransport(_LineTransport):
     joins the reader and closes the streams.  Ended streams cannot be reopened."""
 
     kind = "streams"
-    restartable = False
 
     def __init__(self, reader: Any, writer: Any = None, timeout: float = DEFAULT_TIMEOUT) -> None:
         _stdlib("select", "Client.over()")  # (a write waits on it while the pipe is full)
@@ -3082,24 +3061,11 @@ class _StreamTransport(_LineTransport):
     def _kill(self) -> None:
         # A write outlived its deadline (see _drop): half a message may be out, so the stream is over.
         if self._socket is not None:
-            self._shut_down(self._socket)  # also ends the reader
+            _shut_down(self._socket)  # also ends the reader
         self._router.closed(self._closed_error())
 
-    @staticmethod
-    def _shut_down(sock: _socket_module.socket) -> None:
-        import socket
-        try:
-            sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass  # not connected any more
-
-    def _closed_error(self, deadline: float | None = None) -> ConnectionClosed:
-        # (``deadline``: as the stdio one's, which _write_error passes; here nothing is waited for)
-        if self._closing:
-            return ConnectionClosed("client closed the connection to %s" % self.name)
-        error = ConnectionClosed(self._drop_reason or "%s ended its output" % self.name)
-        error._by_deadline = self._drop_reason is not None  # (see _drop)
-        return error
+    def _end_error(self, deadline: float | None) -> ConnectionClosed:
+        return ConnectionClosed(self._drop_reason or "%s ended its output" % self.name)  # (nothing to wait for)
 
     def close(self, grace: float = CLOSE_GRACE) -> None:
         """Bounded and idempotent; a descriptor another thread may still use stays open (with a warning)."""
@@ -3108,7 +3074,7 @@ class _StreamTransport(_LineTransport):
             return  # (not started, or its start failed: then its writer ended already)
         self._closing = True
         if self._socket is not None:
-            self._shut_down(self._socket)
+            _shut_down(self._socket)
         locked = self._write_lock.acquire(True, CLOSE_GRACE)
         try:  # an empty write is a barrier: once it is through, no earlier write still uses the writer
             idle = locked and writer.write(b"", _deadline_after(CLOSE_GRACE))
@@ -3282,11 +3248,7 @@ class _ConnState(_ConnBase):
         """Cut the connection from any thread: the socket is shut down, so a blocked reader wakes."""
         self.cut_short = True
         if self.raw_sock is not None:
-            try:
-                import socket
-                self.raw_sock.shutdown(socket.SHUT_RDWR)
-            except (OSError, ValueError):
-                pass
+            _shut_down(self.raw_sock)
 
     def dropped(self) -> bool:
         """True when this idle kept-alive connection is unusable: never connected, cut, or
@@ -3771,24 +3733,6 @@ def _check_secure(url: str, what: str = "fetch") -> None:
                        % (what, _plain_url(url)))
 
 
-def _pump_sse(answer: _Answer, parser: _SseParser, on_event: Callable[[str, str], bool]) -> bool:
-    """Read an SSE stream, calling ``on_event(type, data)`` for each complete event,
-    until it returns True (then True) or the stream ends (then False).
-
-    The stream is read as it comes, not by lines: http.client's lines end only at LF, and
-    a server may end its lines with a lone CR (the parser finds the line ends)."""
-    try:
-        while True:
-            piece = answer.read_some(HTTP_READ_CHUNK)
-            if not piece:
-                return False
-            for kind, data in parser.feed(piece):
-                if on_event(kind, data):
-                    return True
-    finally:
-        parser.end_stream()  # (a reconnect's stream never continues what this one left unfinished)
-
-
 def _session_gone(answer: _Answer, session_id: str | None) -> bool:
     """Whether a non-2xx answer to a message sent in HTTP session ``session_id`` says the
     session is gone: 404, as the spec says; or 400 with a body that names the session,
@@ -3816,8 +3760,11 @@ def _status_error(answer: _Answer, method: str | None, session_id: str | None = 
 
 class _HttpTransport(_Transport):
     """What both HTTP transports share: the URL (its credentials taken out), the engine that
-    sends every request (connections, TLS, the auth plug-in), the era, and the headers
-    every request carries."""
+    sends every request (connections, TLS, the auth plug-in), the era, the headers every
+    request carries, and sending: a request on the caller's thread, or a submitted one on a
+    thread of its own (``_exchange``); a notification or our answer in one POST (``_post``)."""
+
+    _request_thread = "mcp_min-http-%s"  # a submitted request's thread, by its id
 
     def __init__(self, url: str, headers: Mapping[str, str] | None, timeout: float, auth: Any,
                  tls: _Tls | None) -> None:
@@ -3830,9 +3777,9 @@ class _HttpTransport(_Transport):
         self._version: str | None = None  # negotiated; sent as MCP-Protocol-Version
         self._modern = False  # 2026-07-28: headers per request, no session, no GET stream
         self._lock = threading.Lock()
-        self._listener: threading.Thread | None = None
-        # the threads that send requests (mcp_min-http-<id>, mcp_min-sse-post-<id>), for close() to wait for
-        self._threads: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
+        self._threads = _Threads()  # request threads and stream readers, for close() to wait for
+        self._cuts: Dict[Any, _Cut] = {}  # the _Cut of each exchange in flight (see _cut_for)
+        self._stopping = threading.Event()  # set by close(): a pause before a reconnect ends
         self._closed = False
 
     def configure(self, version: str | None, modern: bool) -> None:
@@ -3854,6 +3801,93 @@ class _HttpTransport(_Transport):
 
     def _add_session(self, h: Dict[str, str], method: str | None) -> None:
         pass  # (HTTP+SSE has no session header)
+
+    # -- sending -----------------------------------------------------------------
+    def send(self, msg: _Json, data: bytes, deadline: float | None = None, wait_here: bool = False,
+             headers: Mapping[str, str] | None = None) -> None:
+        if self._closed or _pid != self._pid:
+            raise ConnectionClosed("the connection to %s is closed" % self.name)
+        if "id" not in msg or "method" not in msg:
+            self._post(msg, data, deadline, headers)
+        elif wait_here:
+            self._exchange(msg, data, deadline, headers)
+        else:
+            with self._lock:  # (with the check: a close() at this moment either waits for it or refuses it)
+                if self._closed:
+                    raise ConnectionClosed("the connection to %s is closed" % self.name)
+                _start_thread(self._exchange, self._request_thread % msg["id"], (msg, data, deadline, headers),
+                              "send a request", self._threads)
+
+    def _exchange(self, msg: _Json, data: bytes, deadline: float | None, extra: Mapping[str, str] | None) -> None:
+        """Send a request; the router gets its answer or the error that ends it.  (Here: its answer
+        comes on the stream, as over HTTP+SSE; Streamable HTTP reads it from the POST.)"""
+        try:
+            self._post(msg, data, deadline, extra)
+        except McpError as e:
+            self._router.fail(msg["id"], e)
+
+    def _post(self, msg: _Json, data: bytes, deadline: float | None, extra: Mapping[str, str] | None) -> None:
+        """POST a message whose answer does not come back on this POST: 2xx expected, nothing read."""
+        raise NotImplementedError  # (each transport posts to its own URL)
+
+    def _pump(self, answer: _Answer, parser: _SseParser, rid: int | str | None = None) -> bool:
+        """Route the messages of an SSE stream until the answer to ``rid`` came (then True) or the
+        stream ended (False); other events go to _event.  The stream is read as it comes, not by
+        lines: http.client's lines end only at LF, and a server may end its lines with a lone CR."""
+        try:
+            while True:
+                piece = answer.read_some(HTTP_READ_CHUNK)
+                if not piece:
+                    return False
+                for kind, data in parser.feed(piece):
+                    if kind != "message":
+                        self._event(kind, data)
+                        continue
+                    try:
+                        msg = _decode(data)
+                    except ValueError:
+                        _log.warning("%s sent an SSE event that is not JSON: %s", self.name,
+                                     _shorten(data, _SHOWN_CHARS))
+                        continue
+                    try:
+                        self._router.receive(msg)
+                    except Exception:  # a bug in routing must not end the stream
+                        _log.exception("error routing a message from %s", self.name)
+                    if rid is not None and any(isinstance(m, dict) and "method" not in m and m.get("id") == rid
+                                               for m in (msg if isinstance(msg, list) else (msg,))):
+                        return True
+        finally:
+            parser.end_stream()  # (a reconnect's stream never continues what this one left unfinished)
+
+    def _event(self, kind: str, data: str) -> None:
+        pass  # (an SSE event other than "message": only HTTP+SSE's endpoint means something)
+
+    # -- close -------------------------------------------------------------------
+    def _cut_for(self, key: Any = None) -> _Cut:
+        """A _Cut for one exchange, kept under ``key`` (a request's id, for cancel(); by default
+        itself) until it ends, for close() to cut; one made after close() is cut at once (close()
+        waits for its thread)."""
+        cut = _Cut()
+        with self._lock:
+            self._cuts[cut if key is None else key] = cut
+            cut.cut = self._closed
+        return cut
+
+    def close(self, grace: float = CLOSE_GRACE) -> None:
+        if self._closed or _pid != self._pid:
+            return  # (a forked child must not end the parent's session)
+        self._closed = True
+        self._stopping.set()
+        with self._lock:
+            cuts, self._cuts = list(self._cuts.values()), {}
+        for cut in cuts:
+            cut()
+        self._end_session()
+        self._threads.join(_deadline_after(CLOSE_GRACE))  # cut short above: they end at once
+        self._engine.close()
+
+    def _end_session(self) -> None:
+        pass  # (HTTP+SSE has no session to end)
 
 
 class _StreamableHttpTransport(_HttpTransport):
@@ -3884,10 +3918,7 @@ class _StreamableHttpTransport(_HttpTransport):
         self._tls, self._fallback = tls, fallback  # fallback: to HTTP+SSE (transport="auto")
         self.session_id: str | None = None  # the current HTTP session; None before initialize or once found gone
         self._issued = False  # the last initialize answer carried a session id
-        self.session_gone = False
-        self._cuts: Dict[int | str, _Cut] = {}  # request id (or "GET") -> _Cut of the exchange in flight
         self._listening = False  # a GET stream listener runs (or is being started)
-        self._stopping = threading.Event()
 
     # -- headers -----------------------------------------------------------------
     def _add_session(self, h: Dict[str, str], method: str | None) -> None:
@@ -3915,24 +3946,9 @@ class _StreamableHttpTransport(_HttpTransport):
         return h
 
     # -- sending -----------------------------------------------------------------
-    def send(self, msg: _Json, data: bytes, deadline: float | None = None, wait_here: bool = False,
-             headers: Mapping[str, str] | None = None) -> None:
-        if self._closed or _pid != self._pid:
-            raise ConnectionClosed("the connection to %s is closed" % self.name)
-        if "id" in msg and "method" in msg:
-            if wait_here:
-                self._exchange(msg, data, deadline, headers)
-            else:
-                with self._lock:  # (with the check: a close() at this moment either waits for it or refuses it)
-                    if self._closed:
-                        raise ConnectionClosed("the connection to %s is closed" % self.name)
-                    self._threads.add(_start_thread(self._exchange, "mcp_min-http-%s" % msg["id"], (
-                        msg, data, deadline, headers), "send a request"))
-            return
-        # A notification, or our answer to a server request: 2xx expected, nothing to read.
-        deadline = _deadline_or(deadline, self.timeout)
-        sent = self._post_headers(msg, headers)
-        answer = self._engine.request("POST", self.url, sent, data, deadline, self.auth)
+    def _post(self, msg: _Json, data: bytes, deadline: float | None, extra: Mapping[str, str] | None) -> None:
+        sent = self._post_headers(msg, extra)
+        answer = self._engine.request("POST", self.url, sent, data, _deadline_or(deadline, self.timeout), self.auth)
         if answer.status >= 300:
             raise self._checked(_status_error(answer, msg.get("method"), sent.get("Mcp-Session-Id")))
         answer.discard()
@@ -3941,10 +3957,7 @@ class _StreamableHttpTransport(_HttpTransport):
         """POST a request and route everything its answer carries; runs on the thread
         that will wait for the answer (or on its own thread, for submit())."""
         rid = msg["id"]
-        cut = _Cut()
-        with self._lock:
-            self._cuts[rid] = cut
-            cut.cut = self._closed  # after close() cut the others: cut at once, its join must not wait
+        cut = self._cut_for(rid)
         try:
             # Without a deadline of its own (a listen), the request still gets one for connecting
             # and for the answer to start; only its stream may then stay open.
@@ -4024,27 +4037,6 @@ class _StreamableHttpTransport(_HttpTransport):
             answer.read(HTTP_ERROR_BODY)
             raise HttpError(self.url, answer.status, "", "with Content-Type %r instead of an answer" % (ctype or None))
 
-    def _pump(self, answer: _Answer, parser: _SseParser, rid: int | str | None) -> bool:
-        """Route what an SSE stream carries; True once the answer to ``rid`` came."""
-        receive = self._router.receive
-
-        def on_event(kind: str, data: str) -> bool:
-            if kind != "message":
-                return False
-            try:
-                msg = _decode(data)
-            except ValueError:
-                _log.warning("%s sent an SSE event that is not JSON: %s", self.name, _shorten(data, _SHOWN_CHARS))
-                return False
-            try:
-                receive(msg)
-            except Exception:  # a bug in routing must not end the stream
-                _log.exception("error routing a message from %s", self.name)
-            return rid is not None and any(isinstance(m, dict) and "method" not in m and m.get("id") == rid
-                                           for m in (msg if isinstance(msg, list) else (msg,)))
-
-        return _pump_sse(answer, parser, on_event)
-
     def _resume(self, parser: _SseParser, rid: int | str, deadline: float | None) -> None:
         """A POST's stream ended before its answer: resume it with GET + Last-Event-ID
         (handshake era only; 2026-07-28 streams cannot be resumed)."""
@@ -4057,9 +4049,7 @@ class _StreamableHttpTransport(_HttpTransport):
                 break  # the server's retry: would outlast our deadline, or close() came
             h = self._base_headers("text/event-stream")  # (_SessionExpired once the session is gone)
             h["Last-Event-ID"] = parser.last_id
-            cut = _Cut()
-            with self._lock:
-                self._cuts[rid] = cut
+            cut = self._cut_for(rid)
             try:
                 with self._engine.request("GET", self.url, h, None, _deadline_or(
                         deadline, self.timeout), self.auth, cut) as answer:
@@ -4092,7 +4082,7 @@ class _StreamableHttpTransport(_HttpTransport):
             self._listening = True
         ready = threading.Event()
         try:
-            self._listener = _start_thread(self._listen_loop, "mcp_min-get-stream", (ready,), "listen to the server")
+            _start_thread(self._listen_loop, "mcp_min-get-stream", (ready,), "listen to the server", self._threads)
         except McpError:
             self._listening = False
             raise
@@ -4121,9 +4111,7 @@ class _StreamableHttpTransport(_HttpTransport):
                     continue
                 if parser.last_id is not None:
                     h["Last-Event-ID"] = parser.last_id
-                cut = _Cut()
-                with self._lock:
-                    self._cuts["GET"] = cut
+                cut = self._cut_for("GET")
                 try:
                     answer = self._engine.request("GET", self.url, h, None, _deadline_after(self.timeout),
                                                   self.auth, cut)
@@ -4147,7 +4135,7 @@ class _StreamableHttpTransport(_HttpTransport):
                             ready.set()
                             answer.stream_forever()  # a quiet server is not a dead one
                             failures, opened = 0, True
-                            self._pump(answer, parser, None)
+                            self._pump(answer, parser)
                 ready.set()
                 # Honour the server's retry: field; back off further after failures.
                 pause = parser.retry_ms / 1000.0 if parser.retry_ms is not None else GET_STREAM_RETRY
@@ -4182,16 +4170,7 @@ class _StreamableHttpTransport(_HttpTransport):
             return _SseTransport(self.url, self._headers, self.timeout, self.auth, self._tls)
         return None
 
-    def close(self, grace: float = CLOSE_GRACE) -> None:
-        if self._closed or _pid != self._pid:
-            return  # (a forked child must not end the parent's session)
-        self._closed = True
-        self._stopping.set()
-        with self._lock:
-            cuts, self._cuts = list(self._cuts.values()), {}
-            threads = list(self._threads) + ([self._listener] if self._listener is not None else [])
-        for cut in cuts:
-            cut()
+    def _end_session(self) -> None:
         if self.session_id is not None and not self._modern:
             try:  # (before the pool closes: on a kept-alive connection, no new handshake)
                 with self._engine.request("DELETE", self.url, self._base_headers(), None, _deadline_after(min(
@@ -4199,8 +4178,6 @@ class _StreamableHttpTransport(_HttpTransport):
                     pass
             except McpError as e:
                 _log.debug("DELETE of the session: %s", e)
-        _join_all(threads)  # cut short above: they end at once
-        self._engine.close()
 
 
 class _SseTransport(_HttpTransport):
@@ -4208,20 +4185,19 @@ class _SseTransport(_HttpTransport):
     the stream names."""
 
     kind = "sse"
+    _request_thread = "mcp_min-sse-post-%s"
 
     def __init__(self, url: str, headers: Mapping[str, str] | None = None, timeout: float = DEFAULT_TIMEOUT,
                  auth: Any = None, tls: _Tls | None = None) -> None:
         _HttpTransport.__init__(self, url, headers, timeout, auth, tls)
         self.endpoint: str | None = None
-        self._stream: _Answer | None = None
         self._ready = threading.Event()
-        self._cuts: Set[_Cut] = set()  # _Cut of each POST in flight
 
     def start(self, router: _Dispatcher) -> None:
         self._router = router
         deadline = _deadline_after(self.timeout)
         answer = self._engine.request("GET", self.url, self._base_headers("text/event-stream"), None, deadline,
-                                      self.auth)
+                                      self.auth, self._cut_for())
         if answer.status >= 300:
             raise _status_error(answer, None)
         if _media_type(answer.headers) != "text/event-stream":
@@ -4229,97 +4205,45 @@ class _SseTransport(_HttpTransport):
             raise HttpError(self.url, answer.status, "", "with Content-Type %r, not an SSE stream"
                             % _media_type(answer.headers))
         answer.stream_forever()  # a quiet server is not a dead one; close() cuts the connection
-        self._stream = answer
-        self._listener = _start_thread(self._read_loop, "mcp_min-sse", (answer,))
+        _start_thread(self._read_loop, "mcp_min-sse", (answer,), owner=self._threads)
         if not self._ready.wait(_remaining(deadline)) or self.endpoint is None:
             self.close()
             raise ConnectionClosed("%s sent no endpoint event" % self.name)
 
-    def _read_loop(self, answer: _Answer) -> None:
+    def _event(self, kind: str, data: str) -> None:
         import urllib.parse
-        receive = self._router.receive
+        if kind == "endpoint":
+            endpoint = urllib.parse.urljoin(self.url, data.strip())
+            if _origin(endpoint) != _origin(self.url):  # our headers (tokens) would go there
+                _log.warning("%s named an endpoint on another origin (%s); refused", self.name, endpoint)
+            else:
+                self.endpoint = endpoint
+            self._ready.set()
 
-        def on_event(kind: str, data: str) -> bool:
-            if kind == "endpoint":
-                endpoint = urllib.parse.urljoin(self.url, data.strip())
-                if _origin(endpoint) != _origin(self.url):  # our headers (tokens) would go there
-                    _log.warning("%s named an endpoint on another origin (%s); refused", self.name, endpoint)
-                else:
-                    self.endpoint = endpoint
-                self._ready.set()
-            elif kind == "message":
-                try:
-                    msg = _decode(data)
-                except ValueError:
-                    _log.warning("%s sent an SSE event that is not JSON", self.name)
-                    return False
-                try:
-                    receive(msg)
-                except Exception:
-                    _log.exception("error routing a message from %s", self.name)
-            return False
-
+    def _read_loop(self, answer: _Answer) -> None:
         try:
-            _pump_sse(answer, _SseParser(self.name), on_event)
+            self._pump(answer, _SseParser(self.name))
         finally:
             answer.release()
             self._ready.set()
             self._router.closed(ConnectionClosed(("client closed the connection to %s" if self._closed
                                                   else "%s closed the SSE stream") % self.name))
 
-    def send(self, msg: _Json, data: bytes, deadline: float | None = None, wait_here: bool = False,
-             headers: Mapping[str, str] | None = None) -> None:
-        if self._closed or _pid != self._pid:
-            raise ConnectionClosed("the connection to %s is closed" % self.name)
-        if "id" in msg and "method" in msg and not wait_here:
-            with self._lock:  # (with the check: a close() at this moment either waits for it or refuses it)
-                if self._closed:
-                    raise ConnectionClosed("the connection to %s is closed" % self.name)
-                self._threads.add(_start_thread(self._post_request, "mcp_min-sse-post-%s" % msg["id"], (
-                    msg, data, deadline), "send a request"))
-        elif "id" in msg and "method" in msg:
-            self._post_request(msg, data, deadline)
-        else:
-            self._post(msg, data, deadline)
-
-    def _post_request(self, msg: _Json, data: bytes, deadline: float | None) -> None:
-        try:
-            self._post(msg, data, deadline)
-        except McpError as e:
-            self._router.fail(msg["id"], e)
-
-    def _post(self, msg: _Json, data: bytes, deadline: float | None) -> None:
+    def _post(self, msg: _Json, data: bytes, deadline: float | None, extra: Mapping[str, str] | None) -> None:
         endpoint = self.endpoint
         assert endpoint is not None  # (start() returns only once the stream named it)
         h = self._base_headers()
         h["Content-Type"] = "application/json"
-        cut = _Cut()
-        with self._lock:
-            self._cuts.add(cut)
-            cut.cut = self._closed  # after close() cut the others: cut at once, its join must not wait
+        cut = self._cut_for()
         try:
             answer = self._engine.request("POST", endpoint, h, data, _deadline_or(deadline, self.timeout),
                                           self.auth, cut)
         finally:
             with self._lock:
-                self._cuts.discard(cut)
+                self._cuts.pop(cut, None)
         if answer.status >= 300:
             raise _status_error(answer, msg.get("method"))
         answer.discard()  # the answer comes on the stream
-
-    def close(self, grace: float = CLOSE_GRACE) -> None:
-        if self._closed or _pid != self._pid:
-            return
-        self._closed = True
-        if self._stream is not None:
-            self._stream.abort()
-        with self._lock:
-            threads = list(self._threads) + ([self._listener] if self._listener is not None else [])
-            cuts = list(self._cuts)
-        for cut in cuts:
-            cut()
-        _join_all(threads)
-        self._engine.close()
 
 
 # ---------------------------------------------------------------------------

@@ -333,15 +333,23 @@ def test_sse_cr_framing_stays_bounded(monkeypatch):
     parser = mcp_min._SseParser()
     for _ in range(1000):  # a line that never ends is dropped as it grows
         assert parser.feed(b"x" * 30) == []
-        assert len(parser._line) <= 100
+        assert len(parser._lines._pending) <= 100
     for _ in range(100):  # a stream of lone CRs: blank lines, nothing kept
         assert parser.feed(b"\r" * 1000) == []
-        assert len(parser._line) == 0 and parser._data is None
+        assert len(parser._lines._pending) == 0 and parser._data is None
     assert parser.feed(b"data: ok\r\r") == [("message", "ok")]  # and the stream goes on
     for _ in range(10):  # an event of many CR-ended data lines: dropped at the limit
         assert parser.feed(b"data: " + b"y" * 30 + b"\r") == []
         assert sum(len(part) for part in parser._data or ()) <= 100
     assert parser.feed(b"\rdata: ok\r\r") == [("message", "ok")]
+
+
+@pytest.mark.pure
+def test_sse_an_oversized_line_inside_one_piece_is_dropped_with_its_event(monkeypatch):
+    """Any field's line, not only data: the one line framing (_LineSplitter) bounds it as stdio's."""
+    monkeypatch.setattr(mcp_min, "MAX_MESSAGE_BYTES", 100)
+    parser = mcp_min._SseParser()
+    assert parser.feed(b"event: " + b"e" * 100 + b"\rdata: lost\r\rdata: ok\r\r") == [("message", "ok")]
 
 
 @pytest.mark.pure
@@ -407,7 +415,7 @@ def test_an_oversized_line_is_not_buffered_while_it_grows():
     for _ in range(1000):
         assert splitter.feed(b"z" * 64) == []
     assert len(splitter._pending) == 0 and drops == [1]
-    assert splitter.feed(b'z\n{"ok":1}\n') == [b"", b'{"ok":1}']
+    assert splitter.feed(b'z\n{"ok":1}\n') == [b'{"ok":1}']
 
 
 @pytest.mark.parametrize("size, kept", [(100, True), (101, False)])
