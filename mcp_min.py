@@ -16,8 +16,9 @@ Layers, top to bottom of this file: constants; errors; a JSON-RPC core with no
 I/O (message building, ``Future``, ``_Dispatcher``, which owns request ids, the
 pending requests and the subscriptions, and routes what arrives, and
 ``_Extension``, the interface add-ons plug in through); pure protocol helpers and
-the two framings on bytes (``_SseParser`` for event streams, ``_LineSplitter``
-for stdio lines, each dropping what exceeds MAX_MESSAGE_BYTES as it grows);
+the framing on bytes (``_LineSplitter``: stdio's lines, and the lines of event
+streams, which ``_SseParser`` makes events of; a line that exceeds
+MAX_MESSAGE_BYTES is dropped as it grows);
 transports behind one interface (``_Transport``: stdio, the stdio framing over
 the caller's own streams, Streamable HTTP, legacy HTTP+SSE; every HTTP byte goes
 through ``_HttpEngine``); ``_Session`` (version negotiation, sending, settling
@@ -1868,6 +1869,63 @@ def _plain_url(url: str) -> str:
     return _shorten("%s://%s%s" % (parts.scheme, parts.netloc.rpartition("@")[2], parts.path), _SHOWN_CHARS)
 
 
+class _LineSplitter(object):
+    """Line framing on bytes: fed what a pipe or socket gives, in pieces of any size, it returns
+    the complete lines without their ends, blank ones as ``b""``.  Lines end at ``\\n`` (stdio: a
+    CRLF line keeps its ``\\r``, which JSON takes as whitespace), or with ``any_end`` at LF, CR
+    or CRLF (server-sent events; _SseParser joins a CRLF that pieces split).
+
+    A line longer than ``limit`` bytes is dropped as it grows, not buffered: ``on_oversized()``
+    is called once for it and the rest of it is skipped up to its end (none of it is returned).
+
+    A line that spans pieces grows in one bytearray and is returned as it (bytes-like, decoded
+    as it is): kept as a list of pieces, a 10 MiB line left 10 MiB of freed pieces resident in
+    the heap beside its joined copy and the decoded text (peak memory 3x the message, not 2x)."""
+
+    def __init__(self, limit: int, on_oversized: Callable[[], object], any_end: bool = False) -> None:
+        self._limit, self._on_oversized, self._any_end = limit, on_oversized, any_end
+        self._pending = bytearray()  # the unfinished line
+        self._size = 0  # its size; -1 while dropping an oversized line
+
+    def feed(self, chunk: bytes) -> List[bytes | bytearray]:
+        """The lines that ``chunk`` (not empty) completes, in order (a list, often of one line)."""
+        # (splitlines on bytes: at LF, CR and CRLF only; _join_and_bound may put a bytearray in it)
+        lines: List[Any] = chunk.splitlines() if self._any_end else chunk.split(b"\n")
+        # what follows the last line end: the start of the next line (none after a final CR or LF)
+        tail = lines.pop() if not self._any_end or chunk[-1] not in b"\r\n" else b""
+        if self._size or tail or len(chunk) > self._limit:  # (not the usual whole lines)
+            self._join_and_bound(lines, tail, len(chunk))
+        return lines
+
+    def _join_and_bound(self, lines: List[bytes | bytearray], tail: bytes, chunk_size: int) -> None:
+        if lines and self._size:  # the first line ends the unfinished one
+            if self._size < 0 or self._size + len(lines[0]) > self._limit:
+                if self._size > 0:
+                    self._on_oversized()
+                del lines[0]  # (the end of a dropped line: nothing, not a blank line)
+            else:
+                self._pending += lines[0]
+                lines[0] = self._pending  # (no copy: a large message is not doubled here)
+            self._pending, self._size = bytearray(), 0
+        if chunk_size > self._limit:  # only then can a whole line in it be too long
+            for line in [line for line in lines if len(line) > self._limit]:
+                self._on_oversized()
+                lines.remove(line)
+        if tail and self._size >= 0:
+            self._size += len(tail)
+            if self._size > self._limit:
+                self._on_oversized()
+                self._pending, self._size = bytearray(), -1
+            else:
+                self._pending += tail
+
+    def finish(self) -> bytes | bytearray:
+        """At the end of the stream: the last line when it had no line end (else ``b""``)."""
+        rest = self._pending if self._size > 0 else b""
+        self._pending, self._size = bytearray(), 0
+        return rest
+
+
 class _SseParser(object):
     """Incremental server-sent-events parser (WHATWG rules), fed a stream's bytes as they
     arrive, in pieces of any size.
@@ -2006,64 +2064,6 @@ class _SseParser(object):
             if value.isdigit():  # (ASCII digits only, as the rules say)
                 value = value.lstrip(b"0")  # (int() refuses thousands of digits; 10 are past SSE_RETRY_CAP)
                 self.retry_ms = int(value or b"0") if len(value) < 10 else 10 ** 9
-
-
-class _LineSplitter(object):
-    """Line framing on bytes: fed what a pipe or socket gives, in pieces of any size, it returns
-    the complete lines without their ends, blank ones as ``b""``.  Lines end at ``\\n`` (stdio: a
-    CRLF line keeps its ``\\r``, which JSON takes as whitespace), or with ``any_end`` at LF, CR
-    or CRLF (server-sent events; _SseParser joins a CRLF that pieces split).
-
-    A line longer than ``limit`` bytes is dropped as it grows, not buffered: ``on_oversized()``
-    is called once for it and the rest of it is skipped up to its end (none of it is returned).
-
-    A line that spans pieces grows in one bytearray and is returned as it (bytes-like, decoded
-    as it is): kept as a list of pieces, a 10 MiB line left 10 MiB of freed pieces resident in
-    the heap beside its joined copy and the decoded text (peak memory 3x the message, not 2x)."""
-
-    def __init__(self, limit: int, on_oversized: Callable[[], object], any_end: bool = False) -> None:
-        self._limit, self._on_oversized, self._any_end = limit, on_oversized, any_end
-        self._pending = bytearray()  # the unfinished line
-        self._size = 0  # its size; -1 while dropping an oversized line
-
-    def feed(self, chunk: bytes) -> List[bytes | bytearray]:
-        """The lines that ``chunk`` (not empty) completes, in order (a list, often of one line)."""
-        # (splitlines on bytes: at LF, CR and CRLF only; _join_and_bound may put a bytearray in it)
-        lines: List[Any] = chunk.splitlines() if self._any_end else chunk.split(b"\n")
-        # what follows the last line end: the start of the next line (none after a final CR or LF)
-        tail = lines.pop() if not self._any_end or chunk[-1] not in b"\r\n" else b""
-        if self._size or tail or len(chunk) > self._limit:  # (not the usual whole lines)
-            self._join_and_bound(lines, tail, len(chunk))
-        return lines
-
-    def _join_and_bound(self, lines: List[bytes | bytearray], tail: bytes, chunk_size: int) -> None:
-        if lines and self._size:  # the first line ends the unfinished one
-            if self._size < 0 or self._size + len(lines[0]) > self._limit:
-                if self._size > 0:
-                    self._on_oversized()
-                del lines[0]  # (the end of a dropped line: nothing, not a blank line)
-            else:
-                self._pending += lines[0]
-                lines[0] = self._pending  # (no copy: a large message is not doubled here)
-            self._pending, self._size = bytearray(), 0
-        if chunk_size > self._limit:  # only then can a whole line in it be too long
-            for line in [line for line in lines if len(line) > self._limit]:
-                self._on_oversized()
-                lines.remove(line)
-        if tail and self._size >= 0:
-            self._size += len(tail)
-            if self._size > self._limit:
-                self._on_oversized()
-                self._pending, self._size = bytearray(), -1
-            else:
-                self._pending += tail
-
-    def finish(self) -> bytes | bytearray:
-        """At the end of the stream: the last line when it had no line end (else ``b""``)."""
-        rest = self._pending if self._size > 0 else b""
-        self._pending, self._size = bytearray(), 0
-        return rest
-
 
 # ---------------------------------------------------------------------------
 # Transports: one interface, three ways of moving messages
