@@ -11372,7 +11372,9 @@ def _command_help(name: str, shell: bool = False) -> str:
     words = (name + " " + _COMMANDS[name][3]).rstrip()
     text = _COMMANDS[name][4]
     if shell:
-        return textwrap.fill("%s: %s" % (words, text), HELP_WIDTH, subsequent_indent="    ")
+        # (no indent on its second line: cmd prints a docstring as it is before Python 3.13 and dedented
+        # from 3.13 on, so only an unindented text reads the same on every version)
+        return textwrap.fill("%s: %s" % (words, text), HELP_WIDTH)
     column = " " * HELP_COLUMN
     if len(words) > HELP_COLUMN - 4:  # (at least two spaces between the command and its text)
         return "  %s\n%s" % (words, textwrap.fill(text, HELP_WIDTH, initial_indent=column, subsequent_indent=column))
