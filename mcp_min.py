@@ -238,6 +238,9 @@ MAX_INPUT_ROUNDS = 8  # input_required round trips before we give up on a reques
 MAX_PAGES = 1000  # pages followed by list_* before a cursor loop is assumed.
 MAX_SCHEMA_DEPTH = 32  # nested properties searched for x-mcp-header markings; no real input goes deeper.
 HTTP_POOL_SIZE = 8  # idle kept-alive connections per HTTP server; as many as threads usually share.
+KEEP_ALIVE_MARGIN = 2.0  # seconds: a connection is reused only until this long before the idle timeout its
+#                          server announced (Keep-Alive: timeout=N; as undici, Node's fetch).  A loaded server
+#                          may run that timer before reading a request sent in time: reset, the request unread.
 HTTP_READ_CHUNK = 64 * 1024  # bodies are read in pieces: Python 3.8/3.9 allocate a whole read(n)
 #                              up front, so one read of MAX_MESSAGE_BYTES cost 64 MiB per call.
 HTTP_ERROR_BODY = 64 * 1024  # what we keep of a non-2xx body: enough to explain, no more.
@@ -3237,6 +3240,7 @@ class _ConnState(_ConnBase):
     classes, which _conn_class() makes on first use, so only HTTP users import http.client)."""
 
     cut_short = False  # cut(): a request on it must not pass for answered, nor the connection be pooled
+    reuse_until: float | None = None  # time.monotonic() past which it is not reused (the server's Keep-Alive)
     # the socket: http.client forgets ``sock`` once a response owns it; cut() does not
     raw_sock: _socket_module.socket | None = None
 
@@ -3251,9 +3255,10 @@ class _ConnState(_ConnBase):
             _shut_down(self.raw_sock)
 
     def dropped(self) -> bool:
-        """True when this idle kept-alive connection is unusable: never connected, cut, or
-        readable (the server closed it, or sent something unasked: the same to us)."""
-        if self.sock is None or self.cut_short:
+        """True when this idle kept-alive connection is unusable: never connected, cut, idle
+        too close to the timeout its server announced, or readable (the server closed it, or
+        sent something unasked: the same to us)."""
+        if self.sock is None or self.cut_short or _expired(self.reuse_until):
             return True
         import select
         try:
@@ -3327,6 +3332,13 @@ def _network_error(error: BaseException, url: str, deadline: float | None, what:
         return ConnectionClosed("TLS with %s failed: %s%s" % (url, error, hint))
     reason = getattr(error, "strerror", None) or error
     return ConnectionClosed("%s %s failed: %s" % (what, url, reason))
+
+
+def _keep_alive_timeout(headers: _Headers) -> float | None:
+    """The seconds an idle connection is kept by a server that says so (``Keep-Alive: timeout=5``,
+    as Node does), else None."""
+    match = re.search(r"(?:^|[\s,;])timeout\s*=\s*\"?(\d+)", headers.get("Keep-Alive") or "", re.IGNORECASE)
+    return float(match.group(1)) if match else None
 
 
 class _Answer(object):
@@ -3427,6 +3439,10 @@ class _Answer(object):
         if self._cut is not None and self._cut.conn is conn:
             self._cut.conn = None  # a cancel from now on must not cut the request that reuses it
         reusable = self._whole and self._resp.isclosed() and not self._resp.will_close and not conn.cut_short
+        if reusable:
+            idle_timeout = _keep_alive_timeout(self.headers)
+            reusable = idle_timeout is None or idle_timeout > KEEP_ALIVE_MARGIN
+            conn.reuse_until = None if idle_timeout is None else time.monotonic() + idle_timeout - KEEP_ALIVE_MARGIN
         self._resp.close()
         if not (reusable and self._engine._idle_put(self._key, conn)):
             conn.close()

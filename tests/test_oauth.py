@@ -11,8 +11,10 @@ import itertools
 import json
 import logging
 import os
+import select
 import socket
 import stat
+import struct
 import subprocess
 import sys
 import threading
@@ -147,7 +149,10 @@ class OAuthWorld(object):
       request gets), redirects ({path: (status, location)} answered instead),
       dpop_algs (advertised dpop_signing_alg_values_supported), as_nonce / rs_nonce: None |
       "once" (demand one fixed nonce) | "always" (refuse every proof, same nonce) | "rotate"
-      (refuse every proof, a new nonce each time)."""
+      (refuse every proof, a new nonce each time), keep_alive (seconds: HTTP/1.1 kept-alive
+      connections announced with ``Keep-Alive: timeout=N``, closed the way Node closes them
+      under load: a request that comes once they were idle that long is reset unread, as when
+      the server's idle timer runs before it reads what arrived; world.lost counts those)."""
 
     def __init__(self, **cfg):
         self.cfg = dict(prm="/.well-known/oauth-protected-resource/mcp", prm_in_header=True, issuer_path="",
@@ -161,15 +166,35 @@ class OAuthWorld(object):
         self.jtis = set()
         self.nonce_challenges = {"as": 0, "rs": 0}
         self.counter = itertools.count(1)
+        self.lost = 0  # requests reset unread on an idle kept-alive connection (cfg keep_alive)
         world = self
 
         class Handler(BaseHTTPRequestHandler):
+            if self.cfg.get("keep_alive"):
+                protocol_version = "HTTP/1.1"
+            served_at = None  # time.monotonic() of this connection's last answer
+
             def log_message(self, *a):
                 pass
+
+            def handle_one_request(self):
+                idle_limit = world.cfg.get("keep_alive")
+                if idle_limit and self.served_at is not None:
+                    select.select([self.connection], [], [])  # the next request, or the client closing
+                    if time.monotonic() - self.served_at > idle_limit:
+                        if self.connection.recv(1, socket.MSG_PEEK):  # a request, not the client's close
+                            world.lost += 1
+                        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                        self.close_connection = True
+                        return
+                BaseHTTPRequestHandler.handle_one_request(self)
+                self.served_at = time.monotonic()
 
             def _send(self, status, obj=None, headers=None):
                 body = json.dumps(obj).encode() if obj is not None else b""
                 self.send_response(status)
+                if world.cfg.get("keep_alive"):
+                    self.send_header("Keep-Alive", "timeout=%d" % world.cfg["keep_alive"])
                 for k, v in (headers or {}).items():
                     self.send_header(k, v)
                 if obj is not None:
@@ -788,6 +813,24 @@ def test_dpop_nonce_retry_at_the_resource_server_happens_once(oauth_world, mode)
         Client(w.url, auth=OAuth(authorize=w.user()), protocol_version="2025-11-25")
     assert info.value.status == 401
     assert len([d for d in w.posts("/mcp") if d["dpop"]]) == 2 and w.nonce_challenges["rs"] == 2
+
+
+def test_a_request_after_a_slow_login_does_not_reuse_a_connection_the_server_is_closing(oauth_world):
+    # The 401 leaves its connection pooled; the login then takes longer than the server's announced
+    # keep-alive timeout (Node: 5 s).  A loaded Node server runs its idle timer before reading what
+    # arrived, so the repeat with the new token, sent on that connection, was reset unread
+    # (conformance auth/dpop-nonce under load: "Connection reset by peer", no token ever presented).
+    w = oauth_world(dpop_algs=["ES256"], rs_nonce="once", keep_alive=3)
+    user = w.user()
+
+    def slow_user(url):
+        time.sleep(3.3)
+        return user(url)
+    with Client(w.url, auth=OAuth(authorize=slow_user), protocol_version="2025-11-25") as c:
+        c.list_tools()
+        c.call("whoami")
+    assert w.lost == 0
+    assert [d["method"] for d in w.posts("/mcp") if d["auth"]][:2] == ["initialize", "initialize"]  # the nonce
 
 
 # ---------------------------------------------------------------------------
