@@ -5778,8 +5778,9 @@ class Client(object):
         """The server's tools as a model provider's API takes them in ``tools=``: ``provider`` is
         ``"openai"`` (Chat Completions), ``"openai-responses"`` or ``"anthropic"`` (Messages).
         Names the providers refuse are mapped (run_tool_calls maps them back); ``strict=True``
-        applies OpenAI's strict-mode schema rules where a tool's schema allows (see the README,
-        "Giving a model the tools")."""
+        applies OpenAI's strict-mode schema rules where a tool's schema allows; for Anthropic,
+        whose strict tool use takes a subset of its own, it gives the plain tools without
+        ``strict`` (see the README, "Giving a model the tools")."""
         return _tools_for(self, provider, strict)
 
     def run_tool_calls(self, calls: Any, provider: str, *, timeout: float | None = _DEFAULT
@@ -5789,7 +5790,8 @@ class Client(object):
         ``tool_calls``), the Responses output items, the Anthropic message (or its ``content``
         blocks); dicts, or the provider SDK's objects.  The model's own mistakes (an unknown
         tool, arguments that are not JSON or fail the tool's input schema) and the tools'
-        failures and timeouts come back as answers the model reads, never as exceptions."""
+        failures and timeouts come back as answers the model reads, never as exceptions.
+        ``calls`` in another provider's shape raises ValueError naming that provider."""
         return _run_tool_calls(self, calls, provider, _timeout_arg(timeout, _DEFAULT))
 
     # -- resources and prompts ----------------------------------------------------
@@ -8535,7 +8537,8 @@ class Group(object):
             server's error.
         separator: between server and tool names (default ``"__"``: it keeps a namespaced name
             valid for the model providers, ``^[a-zA-Z0-9_-]{1,64}$``, as ``"."`` would not).  A
-            server is found by the longest name that matches, so tool names may contain it too.
+            server is found by the longest name that matches, so tool names may contain it too;
+            a listed name that would so read as another server's gets a digest added (logged).
         options: Client options for every server (``timeout=``, ``inherit_env=``, ``auth=``...).
 
     ``clients`` maps each server that connected to its Client; ``errors`` maps the others
