@@ -9018,6 +9018,9 @@ def _tool_entry(provider: str, name: str, tool: _Json, strict: bool) -> _Json:
     description = tool.get("description")
     if not isinstance(description, str):
         description = tool.get("title") if isinstance(tool.get("title"), str) else None
+    real = tool.get("name")
+    if isinstance(real, str) and name != real and not any(c.isascii() and c.isalnum() for c in real):
+        description = "%s%s%s" % (real, ": " if description else "", description or "")  # (named tool_<digest>)
     said = {"description": description} if description else {}
     if provider == "anthropic":
         return dict({"name": name}, **said, input_schema=schema, **({"strict": True} if strict else {}))

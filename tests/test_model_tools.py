@@ -577,3 +577,13 @@ def test_old_draft_forms_become_2020_12():
 def test_another_providers_answer_is_the_callers_error_naming_it(model, provider, given, looks):
     with pytest.raises(ValueError, match="looks like %s's answer.*provider=%r" % (looks, looks)):
         model.run_tool_calls(given(), provider)
+
+
+def test_a_name_without_ascii_letters_is_told_in_the_description():
+    names = mcp_min._model_names(["天气", "météo"])
+    assert names["天气"].startswith("tool")  # ("tool", or "tool_<digest>" beside another)
+    entry = mcp_min._tool_entry("anthropic", names["天气"], {"name": "天气", "description": "the weather"}, False)
+    assert entry["description"] == "天气: the weather"
+    assert mcp_min._tool_entry("anthropic", names["天气"], {"name": "天气"}, False)["description"] == "天气"
+    assert mcp_min._tool_entry("anthropic", names["météo"], {"name": "météo", "description": "d"}, False
+                               )["description"] == "d"
