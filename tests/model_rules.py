@@ -14,7 +14,8 @@ root's $defs, and alone (OpenAI refuses a $ref with keywords beside it); at most
 of nesting.  Strict or not, OpenAI refuses an array schema without ``items``.  Anthropic reads
 input_schema as JSON Schema 2020-12 (so no draft-04 forms: boolean ``exclusiveMinimum`` /
 ``exclusiveMaximum``, array-form ``items``); its own strict tool use takes a smaller subset than
-OpenAI's (no numeric bounds, no string lengths, ``minItems`` 0 or 1 only).
+OpenAI's (as we read its documentation: no numeric bounds, no string lengths, ``minItems`` 0 or 1
+only), which is why tools_for sends Anthropic no ``strict`` at all.
 """
 import re
 from urllib.parse import unquote
