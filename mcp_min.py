@@ -5794,8 +5794,9 @@ class Client(object):
         """The server's tools as a model provider's API takes them in ``tools=``: ``provider`` is
         ``"openai"`` (Chat Completions), ``"openai-responses"`` or ``"anthropic"`` (Messages).
         Names the providers refuse are mapped (run_tool_calls maps them back); ``strict=True``
-        applies OpenAI's strict-mode schema rules where a tool's schema allows (see the README,
-        "Giving a model the tools")."""
+        applies OpenAI's strict-mode schema rules where a tool's schema allows; for Anthropic,
+        whose strict tool use takes a subset of its own, it gives the plain tools without
+        ``strict`` (see the README, "Giving a model the tools")."""
         return _tools_for(self, provider, strict)
 
     def run_tool_calls(self, calls: Any, provider: str, *, timeout: float | None = _DEFAULT
@@ -5805,7 +5806,8 @@ class Client(object):
         ``tool_calls``), the Responses output items, the Anthropic message (or its ``content``
         blocks); dicts, or the provider SDK's objects.  The model's own mistakes (an unknown
         tool, arguments that are not JSON or fail the tool's input schema) and the tools'
-        failures and timeouts come back as answers the model reads, never as exceptions."""
+        failures and timeouts come back as answers the model reads, never as exceptions.
+        ``calls`` in another provider's shape raises ValueError naming that provider."""
         return _run_tool_calls(self, calls, provider, _timeout_arg(timeout, _DEFAULT))
 
     # -- resources and prompts ----------------------------------------------------
@@ -8551,7 +8553,8 @@ class Group(object):
             server's error.
         separator: between server and tool names (default ``"__"``: it keeps a namespaced name
             valid for the model providers, ``^[a-zA-Z0-9_-]{1,64}$``, as ``"."`` would not).  A
-            server is found by the longest name that matches, so tool names may contain it too.
+            server is found by the longest name that matches, so tool names may contain it too;
+            a listed name that would so read as another server's gets a digest added (logged).
         options: Client options for every server (``timeout=``, ``inherit_env=``, ``auth=``...).
 
     ``clients`` maps each server that connected to its Client; ``errors`` maps the others
@@ -8579,6 +8582,7 @@ class Group(object):
                 servers[name] = server, {k: dict(options.get(k) or {}, **v) if isinstance(v, dict) else v
                                          for k, v in own.items()}
         self.separator = separator
+        self._moved: Dict[str, Tuple[str, str]] = {}  # a listed name _prefix() would misread -> (server, own name)
         clients, errors = _in_parallel(servers, lambda name, s: Client(s[0], **dict(options, **s[1])),
                                        "connect to a server")
         errors.update(failed)
@@ -8612,8 +8616,19 @@ class Group(object):
             self.errors[name] = error
         items: List[_Json] = []
         for name, server_items in sorted(listed.items()):
-            items.extend(dict(t, **{key: name + self.separator + str(t.get(key))}) for t in server_items
-                         if isinstance(t, dict))
+            for item in [t for t in server_items if isinstance(t, dict)]:
+                own = str(item.get(key))
+                full = name + self.separator + own
+                if self._prefix(full) != (name, own):  # ("a" + "b__c" reads as "a__b" + "c": that one keeps it)
+                    import hashlib
+                    moved = "%s_%s" % (full, hashlib.sha1(full.encode("utf-8", "surrogatepass")).hexdigest()[:8])
+                    if self._moved.get(moved) != (name, own):
+                        other, theirs = self._prefix(full)
+                        _log.warning("%s %r of server %r would be %r, which names %r of server %r: listed as %r",
+                                     key, own, name, full, theirs, other, moved)
+                    self._moved[moved] = name, own
+                    full = moved
+                items.append(dict(item, **{key: full}))
         return items
 
     def client(self, name: str) -> Client:
@@ -8668,6 +8683,10 @@ class Group(object):
     def _split(self, name: str) -> Tuple[str, str]:
         if not isinstance(name, str):
             raise ValueError("a tool name is a string, not %r" % (name,))
+        return self._moved.get(name) or self._prefix(name)
+
+    def _prefix(self, name: str) -> Tuple[str, str]:
+        """(server, its own name) of a namespaced name: the longest server name that prefixes it."""
         known = sorted(set(self.clients) | set(self.errors), key=len, reverse=True)
         for server in known:
             if name.startswith(server + self.separator):
@@ -8753,15 +8772,73 @@ def _model_names(names: Iterable[str]) -> Dict[str, str]:
 
 
 def _top_schema(schema: Any) -> _Json:
-    """A tool's input schema as both vendors take it at the top: an object with properties
-    (OpenAI refuses an object schema without them), no combinator or enum there."""
-    top = dict(schema) if isinstance(schema, dict) else {}
+    """A tool's input schema as both vendors take it (_plain_node below); at the top an object
+    with properties (OpenAI refuses an object schema without them), no combinator or enum
+    there: an anyOf/oneOf of objects there is merged into one (_merged_top)."""
+    return _merged_top(schema)[0]
+
+
+def _merged_top(schema: Any) -> Tuple[_Json, bool]:
+    """(the top as _top_schema gives it, whether it means what ``schema`` means there).  A top
+    anyOf/oneOf of objects becomes one object: every branch's properties (one that branches
+    give differently, an anyOf of them), required where every branch requires it; exact when
+    the branches are all alike."""
+    top = _plain_node(dict(schema) if isinstance(schema, dict) else {}, 0)
+    properties = dict(top["properties"]) if isinstance(top.get("properties"), dict) else {}
+    branches = top.get("anyOf", top.get("oneOf"))
+    exact = True
+    if isinstance(branches, list) and branches:
+        objects = [_local_ref(top, b["$ref"]) if isinstance(b, dict) and isinstance(b.get("$ref"), str) else b
+                   for b in branches]
+        exact = all(b == objects[0] for b in objects)
+        given: Dict[str, List[Any]] = {}
+        for branch in objects:
+            named = branch.get("properties") if isinstance(branch, dict) else None
+            for name, sub in (named.items() if isinstance(named, dict) else ()):
+                if sub not in given.setdefault(name, []):
+                    given[name].append(sub)
+        for name, subs in given.items():
+            properties.setdefault(name, subs[0] if len(subs) == 1 else {"anyOf": subs})
+        wanted = [set(b.get("required") or ()) if isinstance(b, dict) else set() for b in objects]
+        in_all = set.intersection(*wanted) | set(top.get("required") or ())
+        if any(name in in_all for name in properties):
+            top["required"] = [name for name in properties if name in in_all]
     for key in _TOP_REFUSED:
         top.pop(key, None)
     top["type"] = "object"
-    if not isinstance(top.get("properties"), dict):
-        top["properties"] = {}
-    return top
+    top["properties"] = properties
+    return top, exact
+
+
+def _plain_node(node: Any, depth: int) -> Any:
+    """``node`` in 2020-12 spelling (Anthropic reads input_schema as 2020-12): draft-04's boolean
+    ``exclusiveMinimum``/``exclusiveMaximum`` as the bound itself, an array-form ``items`` (a
+    tuple) as ``prefixItems`` (``additionalItems`` as ``items``); and every array with
+    ``items`` (OpenAI refuses an array schema without it, strict or not)."""
+    if not isinstance(node, dict) or depth > SCHEMA_MAX_DEPTH:
+        return node
+    out = dict(node)
+    for bound, exclusive in (("minimum", "exclusiveMinimum"), ("maximum", "exclusiveMaximum")):
+        if isinstance(out.get(exclusive), bool) and out.pop(exclusive) and bound in out:
+            out[exclusive] = out.pop(bound)
+    extra = out.pop("additionalItems", None)
+    if isinstance(out.get("items"), list):
+        out["prefixItems"] = out.pop("items")
+        if extra is not None:
+            out["items"] = extra
+    kinds = out.get("type")
+    if "array" in (kinds if isinstance(kinds, list) else [kinds]) and "items" not in out:
+        out["items"] = {}
+    for key in _SUBSCHEMA_MAPS:
+        if isinstance(out.get(key), dict):
+            out[key] = {k: _plain_node(v, depth + 1) for k, v in out[key].items()}
+    for key in _SUBSCHEMA_LISTS:
+        if isinstance(out.get(key), list):
+            out[key] = [_plain_node(v, depth + 1) for v in out[key]]
+    for key in _SUBSCHEMA:
+        if key in out:
+            out[key] = _plain_node(out[key], depth + 1)
+    return out
 
 
 def _strict_schema(schema: Any) -> Tuple[_Json, str | None]:
@@ -8773,7 +8850,9 @@ def _strict_schema(schema: Any) -> Tuple[_Json, str | None]:
     the tool's own schema before the call), a ``default`` goes into the description; what
     changes the shape of a valid value (``allOf``, ``not``, open maps...) makes the tool not
     strict-able."""
-    top = _top_schema(schema)
+    top, exact = _merged_top(schema)
+    if not exact:
+        return top, "its top is an anyOf/oneOf of unlike objects (merged, looser, without strict)"
     defs: Dict[str, Any] = {}
     for key in ("$defs", "definitions"):
         found = top.pop(key, None)
@@ -8788,9 +8867,10 @@ def _strict_schema(schema: Any) -> Tuple[_Json, str | None]:
     return out, None
 
 
-def _strict_node(node: Any, depth: int, defs: Mapping[str, Any]) -> _Json:
+def _strict_node(node: Any, depth: int, defs: Mapping[str, Any], inlined: FrozenSet[str] = frozenset()) -> _Json:
     """One part of a schema under strict mode (``depth`` 0: the top); ``defs``: the top's $defs,
-    all a $ref may name.  ValueError says why strict mode cannot carry it."""
+    all a $ref may name; ``inlined``: the $defs being inlined around it.  ValueError says why
+    strict mode cannot carry it."""
     top = depth == 0
     if depth > STRICT_MAX_DEPTH:
         raise ValueError("nested deeper than %d levels" % STRICT_MAX_DEPTH)
@@ -8799,7 +8879,8 @@ def _strict_node(node: Any, depth: int, defs: Mapping[str, Any]) -> _Json:
     refused = [k for k in _STRICT_REFUSED if k in node]
     all_of = node.get("allOf")
     if refused == ["allOf"] and isinstance(all_of, list) and len(all_of) == 1 and isinstance(all_of[0], dict):
-        return _strict_node(dict({k: v for k, v in node.items() if k != "allOf"}, **all_of[0]), depth, defs)
+        return _strict_node(dict({k: v for k, v in node.items() if k != "allOf"}, **all_of[0]), depth, defs,
+                            inlined)
     if not top:  # (below the top these change what a $ref means)
         refused += [k for k in ("$defs", "definitions", "$id", "$anchor", "$dynamicRef", "$dynamicAnchor")
                     if k in node]
@@ -8820,14 +8901,24 @@ def _strict_node(node: Any, depth: int, defs: Mapping[str, Any]) -> _Json:
         name = urllib.parse.unquote(ref[8:]).replace("~1", "/").replace("~0", "~")
         if ref != "#" and not (ref.startswith("#/$defs/") and name in defs):
             raise ValueError("it refers to %s, outside the schema's $defs" % ref)
-        out["$ref"] = ref
-        return out
+        if not out:
+            return {"$ref": ref}
+        # Strict mode takes a $ref alone: with a description beside it, the schema it names comes
+        # inline, both descriptions kept (a $ref back into itself cannot be inlined).
+        if ref == "#" or name in inlined:
+            raise ValueError("a recursive $ref (%s) has keywords beside it" % ref)
+        target = defs[name]
+        if not isinstance(target, dict):
+            raise ValueError("a schema that is %s, not an object" % _a_json(target))
+        said = [d for d in (out["description"], target.get("description")) if isinstance(d, str) and d]
+        return _strict_node(dict(target, description=" ".join(dict.fromkeys(said))), depth, defs,
+                            inlined | {name})
     for key in ("enum", "const"):
         if key in node:
             out[key] = node[key]
     branches = node.get("anyOf", node.get("oneOf"))
     if isinstance(branches, list):
-        out["anyOf"] = [_strict_node(b, depth + 1, defs) for b in branches]
+        out["anyOf"] = [_strict_node(b, depth + 1, defs, inlined) for b in branches]
     kinds = node.get("type")
     if kinds is None:
         if not out.keys() & {"enum", "const", "anyOf"}:
@@ -8841,15 +8932,16 @@ def _strict_node(node: Any, depth: int, defs: Mapping[str, Any]) -> _Json:
     if out.get("format") not in _STRICT_FORMATS:
         out.pop("format", None)
     if "items" in out:
-        out["items"] = _strict_node(out["items"], depth + 1, defs)
+        out["items"] = _strict_node(out["items"], depth + 1, defs, inlined)
     if "object" in (kinds if isinstance(kinds, list) else [kinds]):
         extra = node.get("additionalProperties", False)
         properties = node.get("properties") or {}
         if extra is not False or not properties and not top:
             raise ValueError("an object takes keys it does not name")
         required = node.get("required") or []
-        out["properties"] = {name: _strict_node(sub, depth + 1, defs) if name in required
-                             else _nullable(_strict_node(sub, depth + 1, defs)) for name, sub in properties.items()}
+        out["properties"] = {name: _strict_node(sub, depth + 1, defs, inlined) if name in required
+                             else _nullable(_strict_node(sub, depth + 1, defs, inlined))
+                             for name, sub in properties.items()}
         out["required"] = list(properties)
         out["additionalProperties"] = False
     return out
@@ -8928,7 +9020,10 @@ def _drop_nulls(value: Any, schema: Any, root: _Json, depth: int = 0) -> Any:
 
 
 def _tool_entry(provider: str, name: str, tool: _Json, strict: bool) -> _Json:
-    """One tool as ``provider``'s API takes it (only the keys it knows: the APIs refuse others)."""
+    """One tool as ``provider``'s API takes it (only the keys it knows: the APIs refuse others).
+    Strict mode is OpenAI's: Anthropic's strict tool use reads a subset of JSON Schema of its own,
+    which this does not model, so for Anthropic the tools go plain, without ``strict``."""
+    strict = strict and provider != "anthropic"
     if strict:
         schema, problem = _strict_schema(tool.get("inputSchema"))
         if problem is not None:
@@ -8939,6 +9034,9 @@ def _tool_entry(provider: str, name: str, tool: _Json, strict: bool) -> _Json:
     description = tool.get("description")
     if not isinstance(description, str):
         description = tool.get("title") if isinstance(tool.get("title"), str) else None
+    real = tool.get("name")
+    if isinstance(real, str) and name != real and not any(c.isascii() and c.isalnum() for c in real):
+        description = "%s%s%s" % (real, ": " if description else "", description or "")  # (named tool_<digest>)
     said = {"description": description} if description else {}
     if provider == "anthropic":
         return dict({"name": name}, **said, input_schema=schema, **({"strict": True} if strict else {}))
@@ -9003,6 +9101,7 @@ def _model_calls(calls: Any, provider: str) -> List[Tuple[str, str, Any]]:
     """(call id, tool name, arguments as sent) of every tool call in ``calls``: whatever shape of
     the model's answer the caller has (see run_tool_calls).  ValueError for a shape that is none."""
     calls = _plain(calls)
+    _same_provider(calls, provider)
     if isinstance(calls, dict) and ("function" in calls or calls.get("type") in ("function_call", "tool_use")):
         calls = [calls]  # (one call alone)
     if isinstance(calls, dict):
@@ -9014,9 +9113,11 @@ def _model_calls(calls: Any, provider: str) -> List[Tuple[str, str, Any]]:
         raise ValueError("run_tool_calls(..., %r) takes the model's message, its %s or a list of them, not %s"
                          % (provider, "tool calls" if provider == "openai" else "content blocks"
                             if provider == "anthropic" else "output items", _a_json(calls)))
+    items = [_plain(item) for item in calls]
+    for item in items:
+        _same_provider(item, provider)
     out = []
-    for item in calls:
-        item = _plain(item)
+    for item in items:
         if not isinstance(item, dict):
             raise ValueError("a tool call is an object, not %s" % _a_json(item))
         if provider == "openai":
@@ -9035,6 +9136,22 @@ def _model_calls(calls: Any, provider: str) -> List[Tuple[str, str, Any]]:
             raise ValueError("a tool call without a string id and name: %s" % _glimpse(item, _SHOWN_CHARS))
         out.append((call[0], call[1], call[2]))
     return out
+
+
+def _same_provider(given: Any, provider: str) -> None:
+    """ValueError when ``given`` (a model's answer, or one item of it) clearly has another
+    provider's shape: the caller named the wrong provider, and nothing would run."""
+    if not isinstance(given, dict):
+        return
+    content = given.get("content")
+    blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+    looks = ("openai" if given.get("tool_calls") or "choices" in given or isinstance(given.get("function"), dict)
+             else "openai-responses" if given.get("type") == "function_call" or isinstance(given.get("output"), list)
+             else "anthropic" if given.get("type") == "tool_use" or any(b.get("type") == "tool_use" for b in blocks)
+             else None)
+    if looks is not None and looks != provider:
+        raise ValueError("run_tool_calls(..., %r) was given what looks like %s's answer (%s): pass provider=%r"
+                         % (provider, looks, _glimpse(given, _SHOWN_CHARS), looks))
 
 
 def _start_call(owner: Client | Group, name: str, arguments: _Json, timeout: float | None) -> Future:
@@ -9097,7 +9214,7 @@ def _prepare_call(table: _ModelTools, name: str, arguments: Any) -> Tuple[str, _
     if isinstance(arguments, str):
         try:
             arguments = json.loads(arguments) if arguments.strip() else {}
-        except ValueError as e:
+        except (ValueError, RecursionError) as e:  # (RecursionError: nested deeper than Python parses)
             return _said("the arguments are not JSON (%s): %s" % (e, _shorten(arguments, _EXCERPT_CHARS)))
     if arguments is None:
         arguments = {}
@@ -9107,7 +9224,10 @@ def _prepare_call(table: _ModelTools, name: str, arguments: Any) -> Tuple[str, _
     if isinstance(schema, dict):
         arguments = _drop_nulls(arguments, schema, schema)
         check = table.check(real, schema)
-        wrong = check(arguments) if check is not None else None
+        try:
+            wrong = check(arguments) if check is not None else None
+        except RecursionError:
+            wrong = ("", "nested too deeply to check")
         if wrong is not None:
             return _said("the arguments do not match the input schema of tool %r: at %s: %s"
                          % (name, wrong[0] or "the top", wrong[1]))
@@ -9154,7 +9274,7 @@ def _content_parts(result: _Json) -> List[_Json]:
 def _json_equal(text: str, value: Any) -> bool:
     try:
         return _same_json(json.loads(text), value)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
 
 

@@ -10,7 +10,12 @@ object at the top, with no anyOf/oneOf/allOf/not/enum there (Anthropic refuses t
 wants an object).  OpenAI strict mode (``strict: true``): every object has
 ``additionalProperties: false`` and names all its properties in ``required``; each part has a
 type (or anyOf, enum, const, $ref); only the keywords strict mode reads; $ref only to "#" or the
-root's $defs; at most 10 levels of nesting.
+root's $defs, and alone (OpenAI refuses a $ref with keywords beside it); at most 10 levels
+of nesting.  Strict or not, OpenAI refuses an array schema without ``items``.  Anthropic reads
+input_schema as JSON Schema 2020-12 (so no draft-04 forms: boolean ``exclusiveMinimum`` /
+``exclusiveMaximum``, array-form ``items``); its own strict tool use takes a smaller subset than
+OpenAI's (as we read its documentation: no numeric bounds, no string lengths, ``minItems`` 0 or 1
+only), which is why tools_for sends Anthropic no ``strict`` at all.
 """
 import re
 from urllib.parse import unquote
@@ -52,6 +57,7 @@ def tool_problems(provider, tools):
         if not isinstance(tool.get("description", ""), str):
             problems.append("%s: description not a string" % name)
         problems.extend("%s: %s" % (name, p) for p in schema_problems(schema, strict))
+        problems.extend("%s: %s" % (name, p) for p in plain_problems(provider, schema, strict))
     if len(set(names)) != len(names):
         problems.append("names repeat: %r" % (names,))
     return problems
@@ -86,6 +92,8 @@ def walk(node, defs, depth, problems, where):
     if not set(node) & {"type", "anyOf", "enum", "const", "$ref"}:
         problems.append("%s: no type" % where)
     ref = node.get("$ref")
+    if ref is not None and len(node) > 1:
+        problems.append("%s: a $ref with keywords beside it: %s" % (where, sorted(set(node) - {"$ref"})))
     name = unquote(ref[8:]).replace("~1", "/").replace("~0", "~") if isinstance(ref, str) else None
     if ref is not None and ref != "#" and not (ref.startswith("#/$defs/") and name in defs):
         problems.append("%s: $ref %r names nothing in $defs" % (where, ref))
@@ -103,3 +111,51 @@ def walk(node, defs, depth, problems, where):
         walk(node["items"], defs, depth + 1, problems, where + "/items")
     for i, sub in enumerate(node.get("anyOf") or []):
         walk(sub, defs, depth + 1, problems, "%s/anyOf/%d" % (where, i))
+
+
+MAPS = ("properties", "$defs", "definitions", "patternProperties", "dependentSchemas")
+LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
+ONES = ("items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames",
+        "additionalItems", "unevaluatedItems", "unevaluatedProperties")
+ANTHROPIC_STRICT_REFUSED = {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength",
+                            "maxLength", "maxItems"}
+
+
+def subschemas(node, where="", depth=0):
+    """Every part of a schema (where, node), this one first."""
+    if not isinstance(node, dict) or depth > 50:
+        return
+    yield where, node
+    for key in MAPS:
+        if isinstance(node.get(key), dict):
+            for name, sub in node[key].items():
+                yield from subschemas(sub, "%s/%s/%s" % (where, key, name), depth + 1)
+    for key in LISTS + ("items",):
+        if isinstance(node.get(key), list):
+            for i, sub in enumerate(node[key]):
+                yield from subschemas(sub, "%s/%s/%d" % (where, key, i), depth + 1)
+    for key in ONES:
+        if isinstance(node.get(key), dict):
+            yield from subschemas(node[key], "%s/%s" % (where, key), depth + 1)
+
+
+def plain_problems(provider, schema, strict):
+    problems = []
+    for where, node in subschemas(schema):
+        kinds = node.get("type")
+        if provider != "anthropic" and "array" in (kinds if isinstance(kinds, list) else [kinds]) \
+                and "items" not in node:
+            problems.append("%s: an array schema without items" % where)
+        if provider == "anthropic":
+            old = [k for k in ("exclusiveMinimum", "exclusiveMaximum") if isinstance(node.get(k), bool)]
+            if isinstance(node.get("items"), list):
+                old.append("array-form items")
+            if old:
+                problems.append("%s: not JSON Schema 2020-12: %s" % (where, ", ".join(old)))
+            if strict:
+                refused = sorted(ANTHROPIC_STRICT_REFUSED & set(node))
+                if node.get("minItems", 0) not in (0, 1):
+                    refused.append("minItems %r" % node["minItems"])
+                if refused:
+                    problems.append("%s: keywords Anthropic's strict tool use refuses: %s" % (where, refused))
+    return problems

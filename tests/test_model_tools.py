@@ -126,8 +126,8 @@ def test_the_strict_schema_keeps_what_strict_mode_accepts(model):
 
 
 def test_nested_objects_anyof_and_defs_under_strict_mode(model):
-    nested = {t["name"]: t for t in model.tools_for("anthropic", strict=True)}["nested"]
-    schema = nested["input_schema"]
+    nested = {t["name"]: t for t in model.tools_for("openai-responses", strict=True)}["nested"]
+    schema = nested["parameters"]
     assert schema_problems(schema, True) == []
     assert schema["properties"]["point"]["required"] == ["x", "y", "label"]
     assert schema["properties"]["point"]["properties"]["label"] == {"type": ["string", "null"]}
@@ -460,3 +460,130 @@ def test_the_agent_example_runs_its_loop_to_the_final_answer():
     assert done.stdout.splitlines() == [
         'model calls add({"a": 2, "b": 3})', 'model calls multiply({"a": 6, "b": 7})',
         'model calls divide({"a": 1, "b": 0})', "2 + 3 = 5, 6 * 7 = 42, and 1 / 0 gave: Error: division by zero"]
+
+
+# -- the gaps a review found (issue 29) -------------------------------------------------------------
+
+def test_arguments_nested_past_what_python_parses_are_an_answer(model):
+    deep = "[" * 2000 + "]" * 2000
+    got = texts("openai", model.run_tool_calls(chat(("echo", deep)), "openai"))
+    assert got["c0"][1] and "not JSON" in got["c0"][0]
+    assert mcp_min._json_equal(deep, []) is False
+
+
+def test_a_group_keeps_both_tools_when_namespaced_names_clash(tmp_path, caplog):
+    """Server "a" with tool "b__c" and server "a__b" with tool "c" both read "a__b__c": that name
+    stays the one Group's routing gives it (server a__b's c), the other is listed under the name
+    plus a digest, logged, and both are reachable."""
+    servers = {}
+    for server, tool in (("a", "b__c"), ("a__b", "c")):
+        script = tmp_path / ("%s.json" % server)
+        script.write_text(json.dumps({"tools": [{"name": tool, "inputSchema": {"type": "object"}}],
+                                      "answers": {tool: "from %s" % server}}))
+        servers[server] = {"command": sys.executable, "args": [*NO_SITE, os.path.join(HERE, "clash_server.py"),
+                                                               str(script)]}
+    with Group({"mcpServers": servers}, timeout=20) as g:
+        names = [t["name"] for t in g.list_tools()]
+        assert len(names) == len(set(names)) == 2 and "a__b__c" in names
+        moved = next(n for n in names if n != "a__b__c")
+        assert moved.startswith("a__b__c_") and "listed as %r" % moved in caplog.text
+        tools = g.tools_for("openai")
+        assert len(tools) == 2 and tool_problems("openai", tools) == []
+        assert g.call("a__b__c") == "from a__b" and g.call(moved) == "from a"
+        got = texts("openai", g.run_tool_calls(chat(("a__b__c", "{}"), (moved, "{}")), "openai"))
+        assert got["c0"] == ("from a__b", False) and got["c1"] == ("from a", False)
+        assert [t["name"] for t in g.list_tools()] == names  # the same names each time
+
+
+def test_a_ref_with_a_description_beside_it_is_inlined_under_strict():
+    schema = {"type": "object", "$defs": {"place": {"type": "object", "description": "a place",
+                                                    "properties": {"city": {"type": "string"}}}},
+              "properties": {"home": {"$ref": "#/$defs/place", "description": "where I live"}}, "required": ["home"]}
+    out, problem = mcp_min._strict_schema(schema)
+    assert problem is None and schema_problems(out, True) == []
+    assert out["properties"]["home"] == {"description": "where I live a place", "type": "object",
+                                         "properties": {"city": {"type": ["string", "null"]}},
+                                         "required": ["city"], "additionalProperties": False}
+    looped = {"type": "object", "$defs": {"node": {"type": "object", "properties": {
+        "next": {"$ref": "#/$defs/node", "description": "the next one"}}}},
+        "properties": {"head": {"$ref": "#/$defs/node"}}}
+    assert "recursive $ref" in mcp_min._strict_schema(looped)[1]
+    assert "recursive $ref" in mcp_min._strict_schema(
+        {"type": "object", "properties": {"me": {"$ref": "#", "description": "again"}}})[1]
+    assert schema_problems({"type": "object", "properties": {"x": {"$ref": "#", "description": "d"}},
+                            "required": ["x"], "additionalProperties": False}, True)  # (the checker sees it)
+
+
+def test_anthropic_gets_no_strict_key_and_the_rules_catch_openai_strict_there(model):
+    tools = model.tools_for("anthropic", strict=True)
+    assert all("strict" not in t for t in tools) and tool_problems("anthropic", tools) == []
+    assert tools == model.tools_for("anthropic")
+    echo = mcp_min._tool_entry("openai", "echo", model_server.TOOLS[0], True)["function"]
+    assert tool_problems("anthropic", [{"name": "echo", "input_schema": echo["parameters"], "strict": True}])
+
+
+@pytest.mark.parametrize("key", ["anyOf", "oneOf"])
+def test_a_top_anyof_of_objects_keeps_every_parameter(key):
+    schema = {key: [{"type": "object", "properties": {"id": {"type": "integer"}, "name": {"type": "string"}},
+                     "required": ["id", "name"]},
+                    {"type": "object", "properties": {"id": {"type": "string"}, "email": {"type": "string"}},
+                     "required": ["id"]}]}
+    assert mcp_min._top_schema(schema) == {"type": "object", "required": ["id"], "properties": {
+        "id": {"anyOf": [{"type": "integer"}, {"type": "string"}]}, "name": {"type": "string"},
+        "email": {"type": "string"}}}
+    out, problem = mcp_min._strict_schema(schema)
+    assert "anyOf/oneOf of unlike objects" in problem and out == mcp_min._top_schema(schema)
+    alike = {key: [{"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}]}
+    out, problem = mcp_min._strict_schema(alike)
+    assert problem is None and out["properties"] == {"a": {"type": "string"}} and out["required"] == ["a"]
+
+
+def test_an_array_without_items_gets_any_items_and_is_not_strictable():
+    schema = {"type": "object", "properties": {"xs": {"type": "array"}, "ys": {"type": ["array", "null"]}}}
+    plain = mcp_min._top_schema(schema)
+    assert plain["properties"] == {"xs": {"type": "array", "items": {}}, "ys": {"type": ["array", "null"], "items": {}}}
+    assert tool_problems("openai", [{"type": "function", "function": {"name": "t", "parameters": plain}}]) == []
+    assert tool_problems("openai", [{"type": "function", "function": {"name": "t", "parameters": schema}}])
+    assert "any value" in mcp_min._strict_schema(schema)[1]
+
+
+def test_old_draft_forms_become_2020_12():
+    schema = {"type": "object", "properties": {
+        "n": {"type": "number", "minimum": 0, "exclusiveMinimum": True, "maximum": 9, "exclusiveMaximum": False},
+        "pair": {"type": "array", "items": [{"type": "string"}, {"type": "integer"}], "additionalItems": False},
+        "free": {"type": "array", "items": [{"type": "string"}]}}}
+    plain = mcp_min._top_schema(schema)
+    assert plain["properties"] == {
+        "n": {"type": "number", "exclusiveMinimum": 0, "maximum": 9},
+        "pair": {"type": "array", "prefixItems": [{"type": "string"}, {"type": "integer"}], "items": False},
+        "free": {"type": "array", "prefixItems": [{"type": "string"}], "items": {}}}
+    assert tool_problems("anthropic", [{"name": "t", "input_schema": plain}]) == []
+    assert tool_problems("anthropic", [{"name": "t", "input_schema": schema}])  # (the checker sees them)
+    out, problem = mcp_min._strict_schema(schema)
+    assert "prefixItems" in problem
+    out, problem = mcp_min._strict_schema({"type": "object", "properties": {"n": schema["properties"]["n"]}})
+    assert problem is None and out["properties"]["n"] == {"type": ["number", "null"], "exclusiveMinimum": 0, "maximum": 9}
+
+
+@pytest.mark.parametrize("provider, given, looks", [
+    ("anthropic", lambda: chat(("echo", "{}")), "openai"),
+    ("anthropic", lambda: {"choices": [{"message": chat(("echo", "{}"))}]}, "openai"),
+    ("anthropic", lambda: responses(("echo", "{}")), "openai-responses"),
+    ("openai", lambda: anthropic(("echo", "{}")), "anthropic"),
+    ("openai", lambda: anthropic(("echo", "{}"))["content"], "anthropic"),
+    ("openai-responses", lambda: chat(("echo", "{}"))["tool_calls"], "openai"),
+    ("openai-responses", lambda: anthropic(("echo", "{}")), "anthropic"),
+])
+def test_another_providers_answer_is_the_callers_error_naming_it(model, provider, given, looks):
+    with pytest.raises(ValueError, match="looks like %s's answer.*provider=%r" % (looks, looks)):
+        model.run_tool_calls(given(), provider)
+
+
+def test_a_name_without_ascii_letters_is_told_in_the_description():
+    names = mcp_min._model_names(["天气", "météo"])
+    assert names["天气"].startswith("tool")  # ("tool", or "tool_<digest>" beside another)
+    entry = mcp_min._tool_entry("anthropic", names["天气"], {"name": "天气", "description": "the weather"}, False)
+    assert entry["description"] == "天气: the weather"
+    assert mcp_min._tool_entry("anthropic", names["天气"], {"name": "天气"}, False)["description"] == "天气"
+    assert mcp_min._tool_entry("anthropic", names["météo"], {"name": "météo", "description": "d"}, False
+                               )["description"] == "d"
