@@ -9442,29 +9442,6 @@ def _stripped(value: str | None) -> str | None:
     return value.strip() if isinstance(value, str) else value
 
 
-# -- HTTP for OAuth ------------------------------------------------------------------
-
-def _oauth_request(engine: _HttpEngine, method: str, url: str, headers: Mapping[str, str], body: bytes | None,
-                   timeout: float) -> Tuple[int, _AuthHeaders, bytes]:
-    """One HTTP exchange for OAuth, through the module's HTTP engine: (status, response
-    headers, body bytes).  Only https (plain http only to a loopback host) is fetched,
-    redirects included (GET only; credentials never follow one to another origin); the
-    exchange ends within ``timeout`` (RequestTimeout); a non-2xx answer is an answer."""
-    _check_url(url, "fetch")
-    _log.debug("OAuth: %s %s", method, _plain_url(url))
-    h = {"Accept": "application/json", "User-Agent": "mcp_min/" + __version__}
-    h.update(headers)
-    try:
-        answer = engine.request(method, url, h, body, _deadline_after(timeout), secure=True)
-        with answer:
-            data = answer.read(MAX_AUTH_RESPONSE_BYTES) if answer.status < 300 else answer.body
-    except RequestTimeout:
-        raise RequestTimeout("OAuth: no complete answer from %s within %.3g s" % (_plain_url(url), timeout))
-    except McpError as e:
-        raise AuthError("OAuth: cannot reach %s: %s" % (_plain_url(url), e))
-    return answer.status, answer.headers, data
-
-
 class _DpopKey(object):
     """A DPoP (RFC 9449) key pair, ES256, and the latest DPoP-Nonce of each origin."""
 
@@ -10083,10 +10060,26 @@ class OAuth(object):
     # -- HTTP --------------------------------------------------------------------------
     def _fetch(self, method: str, url: str, headers: Mapping[str, str], body: bytes | None = None
                ) -> Tuple[int, _AuthHeaders, bytes]:
-        """Every HTTP request OAuth makes goes through here: (status, headers, body bytes)."""
+        """Every HTTP request OAuth makes, through the module's HTTP engine: (status, response headers,
+        body bytes).  Only https (plain http only to a loopback host) is fetched, redirects included
+        (GET only; credentials never follow one to another origin); the exchange ends within
+        ``timeout`` (RequestTimeout); a non-2xx answer is an answer."""
         if self._engine is None:
             self._engine = _HttpEngine(keep_alive=False, tls=self._tls)
-        return _oauth_request(self._engine, method, url, headers, body, self.timeout)
+        _check_url(url, "fetch")
+        _log.debug("OAuth: %s %s", method, _plain_url(url))
+        h = {"Accept": "application/json", "User-Agent": "mcp_min/" + __version__}
+        h.update(headers)
+        try:
+            answer = self._engine.request(method, url, h, body, _deadline_after(self.timeout), secure=True)
+            with answer:
+                data = answer.read(MAX_AUTH_RESPONSE_BYTES) if answer.status < 300 else answer.body
+        except RequestTimeout:
+            raise RequestTimeout("OAuth: no complete answer from %s within %.3g s"
+                                 % (_plain_url(url), self.timeout))
+        except McpError as e:
+            raise AuthError("OAuth: cannot reach %s: %s" % (_plain_url(url), e))
+        return answer.status, answer.headers, data
 
     def _get_json(self, url: str) -> _Json | None:
         """GET a metadata document: the dict, or None when absent (not 200) or not JSON."""
