@@ -6460,6 +6460,13 @@ class _Run(object):
         self.left -= chunk
         self.steps += chunk
 
+    def spend(self, work: int) -> None:
+        """Count ``work`` (a visit to each of a container's members, a pattern's worst case ...):
+        the clock is looked at each time a chunk of SCHEMA_CLOCK_WORK is used up."""
+        self.work -= work
+        if self.work < 0:
+            self.look()
+
     def look(self) -> None:
         """Where a chunk of work ended: _Unchecked once the check has taken SCHEMA_MAX_SECONDS."""
         self.work = SCHEMA_CLOCK_WORK
@@ -6505,9 +6512,7 @@ def _json_key(value: Any, run: _Run | None = None, depth: int = 0) -> Hashable:
     if depth >= SCHEMA_MAX_DEPTH:
         raise _TooCostly()
     if run is not None:
-        work = run.work = run.work - len(value) * SCHEMA_VISIT_WORK
-        if work < 0:
-            run.look()
+        run.spend(len(value) * SCHEMA_VISIT_WORK)
     if isinstance(value, dict):
         return ("o", frozenset((k, _json_key(v, run, depth + 1)) for k, v in value.items()))
     return ("a",) + tuple(_json_key(v, run, depth + 1) for v in value)
@@ -7173,9 +7178,7 @@ def _kw_strings(compiler: _SchemaCompiler, schema: _Json, _: Any) -> _Check:
                 return _Mismatch("a string of %d characters is too long to check against the pattern %r "
                                  "(mcp_min checks up to %d)" % (n, _shorten(pattern, _QUOTE_CHARS), longest))
             if n > free:
-                work = run.work = run.work - n ** degree  # (the worst case: see _translate_pattern)
-                if work < 0:
-                    run.look()
+                run.spend(n ** degree)  # (the worst case: see _translate_pattern)
             if search(value) is None:
                 return _Mismatch(lambda: "%s does not match the pattern %r" % (
                     _short(value), _shorten(pattern, _QUOTE_CHARS)))
@@ -7219,9 +7222,7 @@ def _kw_object(compiler: _SchemaCompiler, schema: _Json, _: Any) -> _Check | Non
         if not isinstance(value, dict):
             return None
         if len(value) > free:
-            work = run.work = run.work - len(value) * visit - weight
-            if work < 0:
-                run.look()
+            run.spend(len(value) * visit + weight)
         for name in required:  # (the loop of missing(), inline: no call when all are there)
             if name not in value:
                 return missing(value)
@@ -7243,9 +7244,7 @@ def _kw_object(compiler: _SchemaCompiler, schema: _Json, _: Any) -> _Check | Non
     def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
         if not isinstance(value, dict):
             return None
-        work = run.work = run.work - (len(value) * visit + weight)
-        if work < 0:
-            run.look()
+        run.spend(len(value) * visit + weight)
         found = missing(value)
         if found is not None:
             return found
@@ -7260,9 +7259,7 @@ def _kw_object(compiler: _SchemaCompiler, schema: _Json, _: Any) -> _Check | Non
                     found = _Mismatch("the property name is too long to check against the pattern %r"
                                       % _shorten(pattern, _QUOTE_CHARS))
                     break
-                work = run.work = run.work - len(key) ** degree
-                if work < 0:
-                    run.look()
+                run.spend(len(key) ** degree)
                 if search(key) is not None:
                     matched = True
                     found = sub(item, None, run, depth)
@@ -7298,9 +7295,7 @@ def _kw_property_names(compiler: _SchemaCompiler, schema: _Json, value: Any) -> 
 
     def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
         if isinstance(value, dict):
-            work = run.work = run.work - len(value) * SCHEMA_VISIT_WORK
-            if work < 0:
-                run.look()
+            run.spend(len(value) * SCHEMA_VISIT_WORK)
             for key in value:
                 found = sub(key, None, run, depth)
                 if found is not None:
@@ -7334,9 +7329,7 @@ def _kw_dependencies(compiler: _SchemaCompiler, schema: _Json, _: Any) -> _Check
     def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
         if not isinstance(value, dict):
             return None
-        work = run.work = run.work - weight
-        if work < 0:
-            run.look()
+        run.spend(weight)
         for name, wanted in needs.items():
             if name in value:
                 for other in wanted:
@@ -7396,9 +7389,7 @@ def _kw_array(compiler: _SchemaCompiler, schema: _Json, _: Any) -> _Check | None
     def every(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:  # no prefix
         if not isinstance(value, (list, tuple)):
             return None
-        work = run.work = run.work - len(value) * visit
-        if work < 0:
-            run.look()
+        run.spend(len(value) * visit)
         if bounded:
             found = counted(value, run)
             if found is not None:
@@ -7420,9 +7411,7 @@ def _kw_array(compiler: _SchemaCompiler, schema: _Json, _: Any) -> _Check | None
     def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
         if not isinstance(value, (list, tuple)):
             return None
-        work = run.work = run.work - len(value) * visit
-        if work < 0:
-            run.look()
+        run.spend(len(value) * visit)
         if bounded:
             found = counted(value, run)
             if found is not None:
@@ -7451,9 +7440,7 @@ def _kw_contains(compiler: _SchemaCompiler, schema: _Json, value: Any) -> _Check
     def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
         if not isinstance(value, (list, tuple)):
             return None
-        work = run.work = run.work - len(value) * SCHEMA_VISIT_WORK
-        if work < 0:
-            run.look()
+        run.spend(len(value) * SCHEMA_VISIT_WORK)
         count = 0
         for i, item in enumerate(value):
             if sub(item, None, run, depth) is None:
@@ -7481,9 +7468,7 @@ def _kw_all_of(compiler: _SchemaCompiler, schema: _Json, value: Any) -> _Check:
     weight = len(subs) * SCHEMA_VISIT_WORK  # (see _Run: a leaf branch counts no step, so this counts them)
 
     def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
-        work = run.work = run.work - weight
-        if work < 0:
-            run.look()
+        run.spend(weight)
         for sub in subs:
             found = sub(value, ev, run, depth)
             if found is not None:
@@ -7497,9 +7482,7 @@ def _kw_any_of(compiler: _SchemaCompiler, schema: _Json, value: Any) -> _Check:
     weight = len(subs) * SCHEMA_VISIT_WORK
 
     def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
-        work = run.work = run.work - weight
-        if work < 0:
-            run.look()
+        run.spend(weight)
         first: _Mismatch | None = None
         passed = False
         for sub in subs:
@@ -7526,9 +7509,7 @@ def _kw_one_of(compiler: _SchemaCompiler, schema: _Json, value: Any) -> _Check:
     weight = len(subs) * SCHEMA_VISIT_WORK
 
     def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
-        work = run.work = run.work - weight
-        if work < 0:
-            run.look()
+        run.spend(weight)
         passed: List[Tuple[int, _Evaluated | None]] = []
         first: _Mismatch | None = None
         for i, sub in enumerate(subs):
@@ -7595,9 +7576,7 @@ def _unevaluated_properties(compiler: _SchemaCompiler, schema: _Json, value: Any
 
     def check(value: Any, own: _Evaluated, run: _Run, depth: int) -> _Mismatch | None:
         if isinstance(value, dict):
-            work = run.work = run.work - len(value) * SCHEMA_VISIT_WORK
-            if work < 0:
-                run.look()
+            run.spend(len(value) * SCHEMA_VISIT_WORK)
             for key, item in value.items():
                 if key not in own.props:
                     found = sub(item, None, run, depth)
@@ -7617,9 +7596,7 @@ def _unevaluated_items(compiler: _SchemaCompiler, schema: _Json, value: Any) -> 
 
     def check(value: Any, own: _Evaluated, run: _Run, depth: int) -> _Mismatch | None:
         if isinstance(value, (list, tuple)):
-            work = run.work = run.work - len(value) * SCHEMA_VISIT_WORK
-            if work < 0:
-                run.look()
+            run.spend(len(value) * SCHEMA_VISIT_WORK)
             for i, item in enumerate(value):
                 if i not in own.items:
                     found = sub(item, None, run, depth)
