@@ -3500,11 +3500,9 @@ _HTTP_MODULES = ("socket", "select", "http.client", "urllib.request", "hashlib")
 
 
 class _HttpEngine(object):
-    """Every HTTP request mcp_min makes, on connections of its own (_Conn): proxies from the
-    environment (HTTP(S)_PROXY, NO_PROXY, as urllib reads them), one TLS context, kept-alive connections,
-    a wall-clock deadline on every request, redirects followed for GET only and
-    stripped of credentials when they leave the origin, one map of network errors,
-    and a bounded retry loop for the auth plug-in.
+    """Every HTTP request mcp_min makes, as "HTTP" in the module docstring says (proxies, TLS,
+    kept-alive connections, redirects, deadlines); also one map of network errors, and a bounded
+    retry loop for the auth plug-in.
 
     ``credential_headers``: header names (besides Authorization, Cookie, DPoP and
     Mcp-Session-Id) never to send to another origin nor to log -- the caller's own
