@@ -10026,12 +10026,6 @@ class OAuth(object):
                 self._dpop = _DpopKey()
             return self._dpop
 
-    def _uses_dpop(self, meta: _Json) -> bool:
-        if self.dpop is not None:
-            return self.dpop
-        algs = meta.get("dpop_signing_alg_values_supported")
-        return isinstance(algs, list) and "ES256" in algs
-
     # -- HTTP --------------------------------------------------------------------------
     def _fetch(self, method: str, url: str, headers: Mapping[str, str], body: bytes | None = None
                ) -> Tuple[int, _AuthHeaders, bytes]:
@@ -10204,7 +10198,9 @@ class OAuth(object):
                ) -> _Json:
         headers: Dict[str, str] = {}
         _authenticate(client, params, headers, issuer, self.private_key)
-        return self._post_form(meta["token_endpoint"], params, headers, what, self._uses_dpop(meta))
+        algs = meta.get("dpop_signing_alg_values_supported")
+        dpop = self.dpop if self.dpop is not None else isinstance(algs, list) and "ES256" in algs
+        return self._post_form(meta["token_endpoint"], params, headers, what, dpop)
 
     def _authorization_code(self, meta: _Json, issuer: str, resource: str, scope: List[str]) -> Tuple[_Json, _Json]:
         hashlib, secrets = _stdlib("hashlib", "OAuth (PKCE)"), _stdlib("secrets", "OAuth (PKCE)")
