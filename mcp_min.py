@@ -9193,7 +9193,6 @@ if TYPE_CHECKING:
     import socket
 
     _AuthHeaders = Union[Mapping[str, str], http.client.HTTPMessage]  # an HTTP answer's (or a plain dict)
-    _Fetch = Callable[[str, str, Mapping[str, str], Optional[bytes]], Tuple[int, _AuthHeaders, bytes]]
     _PrivateKey = Union[str, bytes, int, _Json]  # PEM, raw 32 bytes, the scalar itself, or a JWK
 
 # -- ES256 (ECDSA over NIST P-256 with SHA-256), pure Python ---------------------
@@ -9625,18 +9624,6 @@ def _authorization_response(redirect: str | None, state: str, issuer: str, meta:
     if not answer.get("code"):
         raise AuthError("OAuth: the authorization response has no code")
     return answer["code"]
-
-
-def _register(fetch: _Fetch, endpoint: str, request: _Json) -> _Json:
-    """RFC 7591 dynamic client registration: the server's answer (a dict with a client_id)."""
-    _log.debug("OAuth: registering at %s", _plain_url(endpoint))
-    status, _, body = fetch("POST", endpoint, {"Content-Type": "application/json"}, _dumps(request).encode("utf-8"))
-    doc = _json_object(body)
-    if status not in (200, 201) or not isinstance(doc.get("client_id"), str) or not doc["client_id"].strip():
-        raise AuthError("OAuth: dynamic client registration at %s failed with HTTP %s: %s; pass "
-                        "OAuth(client_id=...) instead" % (_plain_url(endpoint), status, _shorten(
-                            doc.get("error") or body.decode("utf-8", "replace"), _SHOWN_CHARS)))
-    return doc
 
 
 def _discover(get_json: Callable[[str], _Json | None], server_url: str, challenge: Mapping[str, str]
@@ -10173,7 +10160,14 @@ class OAuth(object):
                    "token_endpoint_auth_method": wanted,
                    # SEP-837: a loopback redirect means a native application
                    "application_type": "native" if _is_loopback(_split_url(redirect_uri)[1]) else "web"}
-        doc = _register(self._fetch, endpoint, request)
+        _log.debug("OAuth: registering at %s", _plain_url(endpoint))  # RFC 7591 dynamic client registration
+        status, _, body = self._fetch("POST", endpoint, {"Content-Type": "application/json"},
+                                      _dumps(request).encode("utf-8"))
+        doc = _json_object(body)
+        if status not in (200, 201) or not isinstance(doc.get("client_id"), str) or not doc["client_id"].strip():
+            raise AuthError("OAuth: dynamic client registration at %s failed with HTTP %s: %s; pass "
+                            "OAuth(client_id=...) instead" % (_plain_url(endpoint), status, _shorten(
+                                doc.get("error") or body.decode("utf-8", "replace"), _SHOWN_CHARS)))
         secret = _stripped(doc.get("client_secret")) if isinstance(doc.get("client_secret"), str) else None
         client = {"client_id": doc["client_id"].strip(), "client_secret": secret,
                   "method": doc.get("token_endpoint_auth_method") or self._auth_method(supported, secret)}
