@@ -7475,36 +7475,11 @@ def _kw_all_of(compiler: _SchemaCompiler, schema: _Json, value: Any) -> _Check:
     return check
 
 
-def _kw_any_of(compiler: _SchemaCompiler, schema: _Json, value: Any) -> _Check:
-    subs = _subschema_list(compiler, value, "anyOf")
+def _kw_any_of(compiler: _SchemaCompiler, schema: _Json, value: Any, keyword: str = "anyOf") -> _Check:
+    """anyOf, and oneOf (``keyword``), which fails on a second passing branch."""
+    subs = _subschema_list(compiler, value, keyword)
     weight = len(subs) * SCHEMA_VISIT_WORK
-
-    def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
-        run.spend(weight)
-        first: _Mismatch | None = None
-        passed = False
-        for sub in subs:
-            own = _Evaluated() if ev is not None else None
-            found = sub(value, own, run, depth)
-            if found is None:
-                if ev is None:
-                    return None
-                passed = True
-                assert own is not None  # (made when ev is given)
-                ev.merge(own)
-            elif first is None:
-                first = found
-        if passed:
-            return None
-        assert first is not None  # (subs is never empty, and none passed)
-        return _Mismatch("matches none of the %d anyOf schemas (the first says: %s%s)"
-                         % (len(subs), first.pointer() + ": " if first.parts else "", first.message))
-    return check
-
-
-def _kw_one_of(compiler: _SchemaCompiler, schema: _Json, value: Any) -> _Check:
-    subs = _subschema_list(compiler, value, "oneOf")
-    weight = len(subs) * SCHEMA_VISIT_WORK
+    one = keyword == "oneOf"
 
     def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
         run.spend(weight)
@@ -7514,19 +7489,21 @@ def _kw_one_of(compiler: _SchemaCompiler, schema: _Json, value: Any) -> _Check:
             own = _Evaluated() if ev is not None else None
             found = sub(value, own, run, depth)
             if found is None:
-                passed.append((i, own))
-                if len(passed) > 1:
+                if one and passed:
                     return _Mismatch("matches oneOf schemas %d and %d; it must match exactly one"
                                      % (passed[0][0], i))
+                if ev is None and not one:
+                    return None
+                passed.append((i, own))
             elif first is None:
                 first = found
         if not passed:
             assert first is not None  # (subs is never empty, and none passed)
-            return _Mismatch("matches none of the %d oneOf schemas (the first says: %s%s)"
-                             % (len(subs), first.pointer() + ": " if first.parts else "", first.message))
-        own = passed[0][1]
-        if ev is not None and own is not None:  # (own is made when ev is given)
-            ev.merge(own)
+            return _Mismatch("matches none of the %d %s schemas (the first says: %s%s)"
+                             % (len(subs), keyword, first.pointer() + ": " if first.parts else "", first.message))
+        for _, own in passed:
+            if ev is not None and own is not None:  # (own is made when ev is given)
+                ev.merge(own)
         return None
     return check
 
@@ -7622,7 +7599,8 @@ _KEYWORDS = (
     ("dependentRequired", _kw_dependencies), ("dependentSchemas", _kw_dependencies), ("dependencies", _kw_dependencies),
     ("minItems", _kw_array), ("maxItems", _kw_array), ("uniqueItems", _kw_array),
     ("prefixItems", _kw_array), ("items", _kw_array), ("contains", _kw_contains),
-    ("allOf", _kw_all_of), ("anyOf", _kw_any_of), ("oneOf", _kw_one_of), ("not", _kw_not), ("if", _kw_if),
+    ("allOf", _kw_all_of), ("anyOf", _kw_any_of), ("oneOf", lambda c, s, v: _kw_any_of(c, s, v, "oneOf")),
+    ("not", _kw_not), ("if", _kw_if),
 )
 
 
