@@ -7001,9 +7001,8 @@ class _SchemaCompiler(object):
                 check = build(self, schema, schema[key])
                 if check is not None:
                     collected.append(check)
-        late = tuple(build(self, schema, schema[key]) for key, build in (
-            ("unevaluatedProperties", _unevaluated_properties), ("unevaluatedItems", _unevaluated_items))
-            if key in schema)
+        late = tuple(_unevaluated(self, schema, schema[key], key == "unevaluatedItems")
+                     for key in ("unevaluatedProperties", "unevaluatedItems") if key in schema)
         checks = tuple(collected)
         if leaf:
             # A leaf (no subschema, no $ref) cannot recurse: its caller counted the step.
@@ -7546,41 +7545,30 @@ def _kw_if_alone(test: _Check) -> _Check:
     return check
 
 
-def _unevaluated_properties(compiler: _SchemaCompiler, schema: _Json, value: Any) -> _LateCheck:
+def _unevaluated(compiler: _SchemaCompiler, schema: _Json, value: Any, items: bool = False) -> _LateCheck:
+    """unevaluatedProperties, or unevaluatedItems (``items``)."""
     sub = compiler.node(value)
 
     def check(value: Any, own: _Evaluated, run: _Run, depth: int) -> _Mismatch | None:
-        if isinstance(value, dict):
-            run.spend(len(value) * SCHEMA_VISIT_WORK)
-            for key, item in value.items():
-                if key not in own.props:
-                    found = sub(item, None, run, depth)
-                    if found is not None:
-                        if sub is _reject:
-                            found = _Mismatch("the property %r is not allowed (unevaluated)"
-                                              % _shorten(key, _QUOTE_CHARS))
-                        found.parts.append(key)
-                        return found
-            own.props.update(value)
-        return None
-    return check
-
-
-def _unevaluated_items(compiler: _SchemaCompiler, schema: _Json, value: Any) -> _LateCheck:
-    sub = compiler.node(value)
-
-    def check(value: Any, own: _Evaluated, run: _Run, depth: int) -> _Mismatch | None:
-        if isinstance(value, (list, tuple)):
-            run.spend(len(value) * SCHEMA_VISIT_WORK)
-            for i, item in enumerate(value):
-                if i not in own.items:
-                    found = sub(item, None, run, depth)
-                    if found is not None:
-                        if sub is _reject:
-                            found = _Mismatch("no item is allowed at index %d (unevaluated)" % i)
-                        found.parts.append(i)
-                        return found
-            own.items.update(range(len(value)))
+        seen: Set[Any] = own.items if items else own.props
+        if items and isinstance(value, (list, tuple)):
+            members: Iterable[Tuple[Any, Any]] = enumerate(value)
+        elif not items and isinstance(value, dict):
+            members = value.items()
+        else:
+            return None
+        run.spend(len(value) * SCHEMA_VISIT_WORK)
+        for key, item in members:
+            if key not in seen:
+                found = sub(item, None, run, depth)
+                if found is not None:
+                    if sub is _reject:
+                        found = _Mismatch("no item is allowed at index %d (unevaluated)" % key if items
+                                          else "the property %r is not allowed (unevaluated)"
+                                          % _shorten(str(key), _QUOTE_CHARS))
+                    found.parts.append(key)
+                    return found
+        seen.update(range(len(value)) if items else value)
         return None
     return check
 
