@@ -3516,11 +3516,9 @@ _HTTP_MODULES = ("socket", "select", "http.client", "urllib.request", "hashlib")
 
 
 class _HttpEngine(object):
-    """Every HTTP request mcp_min makes, on connections of its own (_Conn): proxies from the
-    environment (HTTP(S)_PROXY, NO_PROXY, as urllib reads them), one TLS context, kept-alive connections,
-    a wall-clock deadline on every request, redirects followed for GET only and
-    stripped of credentials when they leave the origin, one map of network errors,
-    and a bounded retry loop for the auth plug-in.
+    """Every HTTP request mcp_min makes, as "HTTP" in the module docstring says (proxies, TLS,
+    kept-alive connections, redirects, deadlines); also one map of network errors, and a bounded
+    retry loop for the auth plug-in.
 
     ``credential_headers``: header names (besides Authorization, Cookie, DPoP and
     Mcp-Session-Id) never to send to another origin nor to log -- the caller's own
@@ -6478,6 +6476,13 @@ class _Run(object):
         self.left -= chunk
         self.steps += chunk
 
+    def spend(self, work: int) -> None:
+        """Count ``work`` (a visit to each of a container's members, a pattern's worst case ...):
+        the clock is looked at each time a chunk of SCHEMA_CLOCK_WORK is used up."""
+        self.work -= work
+        if self.work < 0:
+            self.look()
+
     def look(self) -> None:
         """Where a chunk of work ended: _Unchecked once the check has taken SCHEMA_MAX_SECONDS."""
         self.work = SCHEMA_CLOCK_WORK
@@ -6523,9 +6528,7 @@ def _json_key(value: Any, run: _Run | None = None, depth: int = 0) -> Hashable:
     if depth >= SCHEMA_MAX_DEPTH:
         raise _TooCostly()
     if run is not None:
-        work = run.work = run.work - len(value) * SCHEMA_VISIT_WORK
-        if work < 0:
-            run.look()
+        run.spend(len(value) * SCHEMA_VISIT_WORK)
     if isinstance(value, dict):
         return ("o", frozenset((k, _json_key(v, run, depth + 1)) for k, v in value.items()))
     return ("a",) + tuple(_json_key(v, run, depth + 1) for v in value)
@@ -7016,9 +7019,8 @@ class _SchemaCompiler(object):
                 check = build(self, schema, schema[key])
                 if check is not None:
                     collected.append(check)
-        late = tuple(build(self, schema, schema[key]) for key, build in (
-            ("unevaluatedProperties", _unevaluated_properties), ("unevaluatedItems", _unevaluated_items))
-            if key in schema)
+        late = tuple(_unevaluated(self, schema, schema[key], key == "unevaluatedItems")
+                     for key in ("unevaluatedProperties", "unevaluatedItems") if key in schema)
         checks = tuple(collected)
         if leaf:
             # A leaf (no subschema, no $ref) cannot recurse: its caller counted the step.
@@ -7191,9 +7193,7 @@ def _kw_strings(compiler: _SchemaCompiler, schema: _Json, _: Any) -> _Check:
                 return _Mismatch("a string of %d characters is too long to check against the pattern %r "
                                  "(mcp_min checks up to %d)" % (n, _shorten(pattern, _QUOTE_CHARS), longest))
             if n > free:
-                work = run.work = run.work - n ** degree  # (the worst case: see _translate_pattern)
-                if work < 0:
-                    run.look()
+                run.spend(n ** degree)  # (the worst case: see _translate_pattern)
             if search(value) is None:
                 return _Mismatch(lambda: "%s does not match the pattern %r" % (
                     _short(value), _shorten(pattern, _QUOTE_CHARS)))
@@ -7237,9 +7237,7 @@ def _kw_object(compiler: _SchemaCompiler, schema: _Json, _: Any) -> _Check | Non
         if not isinstance(value, dict):
             return None
         if len(value) > free:
-            work = run.work = run.work - len(value) * visit - weight
-            if work < 0:
-                run.look()
+            run.spend(len(value) * visit + weight)
         for name in required:  # (the loop of missing(), inline: no call when all are there)
             if name not in value:
                 return missing(value)
@@ -7261,9 +7259,7 @@ def _kw_object(compiler: _SchemaCompiler, schema: _Json, _: Any) -> _Check | Non
     def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
         if not isinstance(value, dict):
             return None
-        work = run.work = run.work - (len(value) * visit + weight)
-        if work < 0:
-            run.look()
+        run.spend(len(value) * visit + weight)
         found = missing(value)
         if found is not None:
             return found
@@ -7278,9 +7274,7 @@ def _kw_object(compiler: _SchemaCompiler, schema: _Json, _: Any) -> _Check | Non
                     found = _Mismatch("the property name is too long to check against the pattern %r"
                                       % _shorten(pattern, _QUOTE_CHARS))
                     break
-                work = run.work = run.work - len(key) ** degree
-                if work < 0:
-                    run.look()
+                run.spend(len(key) ** degree)
                 if search(key) is not None:
                     matched = True
                     found = sub(item, None, run, depth)
@@ -7316,9 +7310,7 @@ def _kw_property_names(compiler: _SchemaCompiler, schema: _Json, value: Any) -> 
 
     def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
         if isinstance(value, dict):
-            work = run.work = run.work - len(value) * SCHEMA_VISIT_WORK
-            if work < 0:
-                run.look()
+            run.spend(len(value) * SCHEMA_VISIT_WORK)
             for key in value:
                 found = sub(key, None, run, depth)
                 if found is not None:
@@ -7352,9 +7344,7 @@ def _kw_dependencies(compiler: _SchemaCompiler, schema: _Json, _: Any) -> _Check
     def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
         if not isinstance(value, dict):
             return None
-        work = run.work = run.work - weight
-        if work < 0:
-            run.look()
+        run.spend(weight)
         for name, wanted in needs.items():
             if name in value:
                 for other in wanted:
@@ -7414,9 +7404,7 @@ def _kw_array(compiler: _SchemaCompiler, schema: _Json, _: Any) -> _Check | None
     def every(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:  # no prefix
         if not isinstance(value, (list, tuple)):
             return None
-        work = run.work = run.work - len(value) * visit
-        if work < 0:
-            run.look()
+        run.spend(len(value) * visit)
         if bounded:
             found = counted(value, run)
             if found is not None:
@@ -7438,9 +7426,7 @@ def _kw_array(compiler: _SchemaCompiler, schema: _Json, _: Any) -> _Check | None
     def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
         if not isinstance(value, (list, tuple)):
             return None
-        work = run.work = run.work - len(value) * visit
-        if work < 0:
-            run.look()
+        run.spend(len(value) * visit)
         if bounded:
             found = counted(value, run)
             if found is not None:
@@ -7469,9 +7455,7 @@ def _kw_contains(compiler: _SchemaCompiler, schema: _Json, value: Any) -> _Check
     def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
         if not isinstance(value, (list, tuple)):
             return None
-        work = run.work = run.work - len(value) * SCHEMA_VISIT_WORK
-        if work < 0:
-            run.look()
+        run.spend(len(value) * SCHEMA_VISIT_WORK)
         count = 0
         for i, item in enumerate(value):
             if sub(item, None, run, depth) is None:
@@ -7499,9 +7483,7 @@ def _kw_all_of(compiler: _SchemaCompiler, schema: _Json, value: Any) -> _Check:
     weight = len(subs) * SCHEMA_VISIT_WORK  # (see _Run: a leaf branch counts no step, so this counts them)
 
     def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
-        work = run.work = run.work - weight
-        if work < 0:
-            run.look()
+        run.spend(weight)
         for sub in subs:
             found = sub(value, ev, run, depth)
             if found is not None:
@@ -7510,62 +7492,35 @@ def _kw_all_of(compiler: _SchemaCompiler, schema: _Json, value: Any) -> _Check:
     return check
 
 
-def _kw_any_of(compiler: _SchemaCompiler, schema: _Json, value: Any) -> _Check:
-    subs = _subschema_list(compiler, value, "anyOf")
+def _kw_any_of(compiler: _SchemaCompiler, schema: _Json, value: Any, keyword: str = "anyOf") -> _Check:
+    """anyOf, and oneOf (``keyword``), which fails on a second passing branch."""
+    subs = _subschema_list(compiler, value, keyword)
     weight = len(subs) * SCHEMA_VISIT_WORK
+    one = keyword == "oneOf"
 
     def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
-        work = run.work = run.work - weight
-        if work < 0:
-            run.look()
-        first: _Mismatch | None = None
-        passed = False
-        for sub in subs:
-            own = _Evaluated() if ev is not None else None
-            found = sub(value, own, run, depth)
-            if found is None:
-                if ev is None:
-                    return None
-                passed = True
-                assert own is not None  # (made when ev is given)
-                ev.merge(own)
-            elif first is None:
-                first = found
-        if passed:
-            return None
-        assert first is not None  # (subs is never empty, and none passed)
-        return _Mismatch("matches none of the %d anyOf schemas (the first says: %s%s)"
-                         % (len(subs), first.pointer() + ": " if first.parts else "", first.message))
-    return check
-
-
-def _kw_one_of(compiler: _SchemaCompiler, schema: _Json, value: Any) -> _Check:
-    subs = _subschema_list(compiler, value, "oneOf")
-    weight = len(subs) * SCHEMA_VISIT_WORK
-
-    def check(value: Any, ev: _Evaluated | None, run: _Run, depth: int) -> _Mismatch | None:
-        work = run.work = run.work - weight
-        if work < 0:
-            run.look()
+        run.spend(weight)
         passed: List[Tuple[int, _Evaluated | None]] = []
         first: _Mismatch | None = None
         for i, sub in enumerate(subs):
             own = _Evaluated() if ev is not None else None
             found = sub(value, own, run, depth)
             if found is None:
-                passed.append((i, own))
-                if len(passed) > 1:
+                if one and passed:
                     return _Mismatch("matches oneOf schemas %d and %d; it must match exactly one"
                                      % (passed[0][0], i))
+                if ev is None and not one:
+                    return None
+                passed.append((i, own))
             elif first is None:
                 first = found
         if not passed:
             assert first is not None  # (subs is never empty, and none passed)
-            return _Mismatch("matches none of the %d oneOf schemas (the first says: %s%s)"
-                             % (len(subs), first.pointer() + ": " if first.parts else "", first.message))
-        own = passed[0][1]
-        if ev is not None and own is not None:  # (own is made when ev is given)
-            ev.merge(own)
+            return _Mismatch("matches none of the %d %s schemas (the first says: %s%s)"
+                             % (len(subs), keyword, first.pointer() + ": " if first.parts else "", first.message))
+        for _, own in passed:
+            if ev is not None and own is not None:  # (own is made when ev is given)
+                ev.merge(own)
         return None
     return check
 
@@ -7608,45 +7563,30 @@ def _kw_if_alone(test: _Check) -> _Check:
     return check
 
 
-def _unevaluated_properties(compiler: _SchemaCompiler, schema: _Json, value: Any) -> _LateCheck:
+def _unevaluated(compiler: _SchemaCompiler, schema: _Json, value: Any, items: bool = False) -> _LateCheck:
+    """unevaluatedProperties, or unevaluatedItems (``items``)."""
     sub = compiler.node(value)
 
     def check(value: Any, own: _Evaluated, run: _Run, depth: int) -> _Mismatch | None:
-        if isinstance(value, dict):
-            work = run.work = run.work - len(value) * SCHEMA_VISIT_WORK
-            if work < 0:
-                run.look()
-            for key, item in value.items():
-                if key not in own.props:
-                    found = sub(item, None, run, depth)
-                    if found is not None:
-                        if sub is _reject:
-                            found = _Mismatch("the property %r is not allowed (unevaluated)"
-                                              % _shorten(key, _QUOTE_CHARS))
-                        found.parts.append(key)
-                        return found
-            own.props.update(value)
-        return None
-    return check
-
-
-def _unevaluated_items(compiler: _SchemaCompiler, schema: _Json, value: Any) -> _LateCheck:
-    sub = compiler.node(value)
-
-    def check(value: Any, own: _Evaluated, run: _Run, depth: int) -> _Mismatch | None:
-        if isinstance(value, (list, tuple)):
-            work = run.work = run.work - len(value) * SCHEMA_VISIT_WORK
-            if work < 0:
-                run.look()
-            for i, item in enumerate(value):
-                if i not in own.items:
-                    found = sub(item, None, run, depth)
-                    if found is not None:
-                        if sub is _reject:
-                            found = _Mismatch("no item is allowed at index %d (unevaluated)" % i)
-                        found.parts.append(i)
-                        return found
-            own.items.update(range(len(value)))
+        seen: Set[Any] = own.items if items else own.props
+        if items and isinstance(value, (list, tuple)):
+            members: Iterable[Tuple[Any, Any]] = enumerate(value)
+        elif not items and isinstance(value, dict):
+            members = value.items()
+        else:
+            return None
+        run.spend(len(value) * SCHEMA_VISIT_WORK)
+        for key, item in members:
+            if key not in seen:
+                found = sub(item, None, run, depth)
+                if found is not None:
+                    if sub is _reject:
+                        found = _Mismatch("no item is allowed at index %d (unevaluated)" % key if items
+                                          else "the property %r is not allowed (unevaluated)"
+                                          % _shorten(str(key), _QUOTE_CHARS))
+                    found.parts.append(key)
+                    return found
+        seen.update(range(len(value)) if items else value)
         return None
     return check
 
@@ -7665,7 +7605,8 @@ _KEYWORDS = (
     ("dependentRequired", _kw_dependencies), ("dependentSchemas", _kw_dependencies), ("dependencies", _kw_dependencies),
     ("minItems", _kw_array), ("maxItems", _kw_array), ("uniqueItems", _kw_array),
     ("prefixItems", _kw_array), ("items", _kw_array), ("contains", _kw_contains),
-    ("allOf", _kw_all_of), ("anyOf", _kw_any_of), ("oneOf", _kw_one_of), ("not", _kw_not), ("if", _kw_if),
+    ("allOf", _kw_all_of), ("anyOf", _kw_any_of), ("oneOf", lambda c, s, v: _kw_any_of(c, s, v, "oneOf")),
+    ("not", _kw_not), ("if", _kw_if),
 )
 
 
@@ -9354,7 +9295,6 @@ if TYPE_CHECKING:
     import socket
 
     _AuthHeaders = Union[Mapping[str, str], http.client.HTTPMessage]  # an HTTP answer's (or a plain dict)
-    _Fetch = Callable[[str, str, Mapping[str, str], Optional[bytes]], Tuple[int, _AuthHeaders, bytes]]
     _PrivateKey = Union[str, bytes, int, _Json]  # PEM, raw 32 bytes, the scalar itself, or a JWK
 
 # -- ES256 (ECDSA over NIST P-256 with SHA-256), pure Python ---------------------
@@ -9578,29 +9518,6 @@ def _stripped(value: str | None) -> str | None:
     return value.strip() if isinstance(value, str) else value
 
 
-# -- HTTP for OAuth ------------------------------------------------------------------
-
-def _oauth_request(engine: _HttpEngine, method: str, url: str, headers: Mapping[str, str], body: bytes | None,
-                   timeout: float) -> Tuple[int, _AuthHeaders, bytes]:
-    """One HTTP exchange for OAuth, through the module's HTTP engine: (status, response
-    headers, body bytes).  Only https (plain http only to a loopback host) is fetched,
-    redirects included (GET only; credentials never follow one to another origin); the
-    exchange ends within ``timeout`` (RequestTimeout); a non-2xx answer is an answer."""
-    _check_url(url, "fetch")
-    _log.debug("OAuth: %s %s", method, _plain_url(url))
-    h = {"Accept": "application/json", "User-Agent": "mcp_min/" + __version__}
-    h.update(headers)
-    try:
-        answer = engine.request(method, url, h, body, _deadline_after(timeout), secure=True)
-        with answer:
-            data = answer.read(MAX_AUTH_RESPONSE_BYTES) if answer.status < 300 else answer.body
-    except RequestTimeout:
-        raise RequestTimeout("OAuth: no complete answer from %s within %.3g s" % (_plain_url(url), timeout))
-    except McpError as e:
-        raise AuthError("OAuth: cannot reach %s: %s" % (_plain_url(url), e))
-    return answer.status, answer.headers, data
-
-
 class _DpopKey(object):
     """A DPoP (RFC 9449) key pair, ES256, and the latest DPoP-Nonce of each origin."""
 
@@ -9809,18 +9726,6 @@ def _authorization_response(redirect: str | None, state: str, issuer: str, meta:
     if not answer.get("code"):
         raise AuthError("OAuth: the authorization response has no code")
     return answer["code"]
-
-
-def _register(fetch: _Fetch, endpoint: str, request: _Json) -> _Json:
-    """RFC 7591 dynamic client registration: the server's answer (a dict with a client_id)."""
-    _log.debug("OAuth: registering at %s", _plain_url(endpoint))
-    status, _, body = fetch("POST", endpoint, {"Content-Type": "application/json"}, _dumps(request).encode("utf-8"))
-    doc = _json_object(body)
-    if status not in (200, 201) or not isinstance(doc.get("client_id"), str) or not doc["client_id"].strip():
-        raise AuthError("OAuth: dynamic client registration at %s failed with HTTP %s: %s; pass "
-                        "OAuth(client_id=...) instead" % (_plain_url(endpoint), status, _shorten(
-                            doc.get("error") or body.decode("utf-8", "replace"), _SHOWN_CHARS)))
-    return doc
 
 
 def _discover(get_json: Callable[[str], _Json | None], server_url: str, challenge: Mapping[str, str]
@@ -10210,19 +10115,29 @@ class OAuth(object):
                 self._dpop = _DpopKey()
             return self._dpop
 
-    def _uses_dpop(self, meta: _Json) -> bool:
-        if self.dpop is not None:
-            return self.dpop
-        algs = meta.get("dpop_signing_alg_values_supported")
-        return isinstance(algs, list) and "ES256" in algs
-
     # -- HTTP --------------------------------------------------------------------------
     def _fetch(self, method: str, url: str, headers: Mapping[str, str], body: bytes | None = None
                ) -> Tuple[int, _AuthHeaders, bytes]:
-        """Every HTTP request OAuth makes goes through here: (status, headers, body bytes)."""
+        """Every HTTP request OAuth makes, through the module's HTTP engine: (status, response headers,
+        body bytes).  Only https (plain http only to a loopback host) is fetched, redirects included
+        (GET only; credentials never follow one to another origin); the exchange ends within
+        ``timeout`` (RequestTimeout); a non-2xx answer is an answer."""
         if self._engine is None:
             self._engine = _HttpEngine(keep_alive=False, tls=self._tls)
-        return _oauth_request(self._engine, method, url, headers, body, self.timeout)
+        _check_url(url, "fetch")
+        _log.debug("OAuth: %s %s", method, _plain_url(url))
+        h = {"Accept": "application/json", "User-Agent": "mcp_min/" + __version__}
+        h.update(headers)
+        try:
+            answer = self._engine.request(method, url, h, body, _deadline_after(self.timeout), secure=True)
+            with answer:
+                data = answer.read(MAX_AUTH_RESPONSE_BYTES) if answer.status < 300 else answer.body
+        except RequestTimeout:
+            raise RequestTimeout("OAuth: no complete answer from %s within %.3g s"
+                                 % (_plain_url(url), self.timeout))
+        except McpError as e:
+            raise AuthError("OAuth: cannot reach %s: %s" % (_plain_url(url), e))
+        return answer.status, answer.headers, data
 
     def _get_json(self, url: str) -> _Json | None:
         """GET a metadata document: the dict, or None when absent (not 200) or not JSON."""
@@ -10347,7 +10262,14 @@ class OAuth(object):
                    "token_endpoint_auth_method": wanted,
                    # SEP-837: a loopback redirect means a native application
                    "application_type": "native" if _is_loopback(_split_url(redirect_uri)[1]) else "web"}
-        doc = _register(self._fetch, endpoint, request)
+        _log.debug("OAuth: registering at %s", _plain_url(endpoint))  # RFC 7591 dynamic client registration
+        status, _, body = self._fetch("POST", endpoint, {"Content-Type": "application/json"},
+                                      _dumps(request).encode("utf-8"))
+        doc = _json_object(body)
+        if status not in (200, 201) or not isinstance(doc.get("client_id"), str) or not doc["client_id"].strip():
+            raise AuthError("OAuth: dynamic client registration at %s failed with HTTP %s: %s; pass "
+                            "OAuth(client_id=...) instead" % (_plain_url(endpoint), status, _shorten(
+                                doc.get("error") or body.decode("utf-8", "replace"), _SHOWN_CHARS)))
         secret = _stripped(doc.get("client_secret")) if isinstance(doc.get("client_secret"), str) else None
         client = {"client_id": doc["client_id"].strip(), "client_secret": secret,
                   "method": doc.get("token_endpoint_auth_method") or self._auth_method(supported, secret)}
@@ -10372,7 +10294,9 @@ class OAuth(object):
                ) -> _Json:
         headers: Dict[str, str] = {}
         _authenticate(client, params, headers, issuer, self.private_key)
-        return self._post_form(meta["token_endpoint"], params, headers, what, self._uses_dpop(meta))
+        algs = meta.get("dpop_signing_alg_values_supported")
+        dpop = self.dpop if self.dpop is not None else isinstance(algs, list) and "ES256" in algs
+        return self._post_form(meta["token_endpoint"], params, headers, what, dpop)
 
     def _authorization_code(self, meta: _Json, issuer: str, resource: str, scope: List[str]) -> Tuple[_Json, _Json]:
         hashlib, secrets = _stdlib("hashlib", "OAuth (PKCE)"), _stdlib("secrets", "OAuth (PKCE)")
