@@ -9116,12 +9116,19 @@ def _run_tool_calls(owner: Client | Group, calls: Any, provider: str, timeout: f
         _MODEL_TOOLS[owner] = table
     started: List[Tuple[str, str, Future | _Json]] = []
     for call_id, name, arguments in wanted:
-        prepared = _prepare_call(table, name, arguments)
+        # Each step of one call fails that call alone (its answer to the model), never the batch:
+        # arguments already parsed (Anthropic's input, a dict) may nest deeper than can be sent.
+        try:
+            prepared = _prepare_call(table, name, arguments)
+        except (ValueError, TypeError, RecursionError) as e:
+            prepared = _said("the arguments could not be read: %s" % e)
         if isinstance(prepared, tuple):
             try:
                 started.append((call_id, name, _start_call(owner, prepared[0], prepared[1], timeout)))
             except McpError as e:  # (a server of the group that is gone)
                 started.append((call_id, name, _said("the call failed: %s" % e)))
+            except (ValueError, TypeError, RecursionError) as e:  # (not sendable: nested too deeply...)
+                started.append((call_id, name, _said("the arguments could not be sent: %s" % e)))
         else:
             started.append((call_id, name, prepared))
     done: List[Tuple[str, str, _Json]] = []
@@ -9136,6 +9143,8 @@ def _run_tool_calls(owner: Client | Group, calls: Any, provider: str, timeout: f
         except ToolError as e:  # (OutputValidationError: what it returned is not what it promised)
             result = dict(e.result, isError=True, content=[{"type": "text", "text": str(e)}])
         except McpError as e:
+            result = _said("the call failed: %s" % e)
+        except (ValueError, TypeError, RecursionError) as e:
             result = _said("the call failed: %s" % e)
         done.append((call_id, name, result))
     return _answers(provider, done)
@@ -9224,7 +9233,10 @@ def _answers(provider: str, done: List[Tuple[str, str, _Json]]) -> List[Dict[str
     blocks: List[_Json] = []
     for call_id, name, result in done:
         failed = result.get("isError") is True
-        parts = _content_parts(result)
+        try:
+            parts = _content_parts(result)
+        except (ValueError, TypeError, RecursionError) as e:  # (one result not showable: that call's answer)
+            failed, parts = True, [{"type": "text", "text": "the result could not be shown: %s" % e}]
         shown = []
         for part in parts:
             if part["type"] == "image" and (provider == "openai" or part["mimeType"] not in _MODEL_IMAGES):

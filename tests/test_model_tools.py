@@ -325,6 +325,28 @@ def test_each_outcome_is_an_answer_the_model_reads(model, provider):
     assert len(got) == (9 if provider == "anthropic" else 10)
 
 
+def test_arguments_nested_too_deeply_to_send_fail_that_call_alone(model):
+    deep = {}
+    cur = deep
+    for _ in range(3000):
+        cur["a"] = {}
+        cur = cur["a"]
+    model.tools_for("anthropic")
+    given = {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "c0", "name": "echo", "input": {"text": "hi"}},
+        {"type": "tool_use", "id": "c1", "name": "picture", "input": {"v": deep}},
+        {"type": "tool_use", "id": "c2", "name": "echo", "input": {"text": "after"}}]}
+    got = texts("anthropic", model.run_tool_calls(given, "anthropic"))
+    assert json.loads(got["c0"][0]) == {"text": "hi"} and not got["c0"][1]
+    assert got["c1"][1] and "nested" in got["c1"][0]
+    assert json.loads(got["c2"][0]) == {"text": "after"} and not got["c2"][1]
+    chat_given = {"role": "assistant", "tool_calls": [
+        {"id": "c0", "type": "function", "function": {"name": "picture", "arguments": {"v": deep}}},
+        {"id": "c1", "type": "function", "function": {"name": "echo", "arguments": '{"text": "x"}'}}]}
+    got = texts("openai", model.run_tool_calls(chat_given, "openai"))
+    assert got["c0"][1] and json.loads(got["c1"][0]) == {"text": "x"}
+
+
 def test_images_where_the_provider_takes_them_and_a_note_where_not(model):
     call = [("picture", "{}")]
     chat_out = model.run_tool_calls(chat(*call), "openai")
