@@ -8523,7 +8523,8 @@ class Group(object):
                 servers[name] = server, {k: dict(options.get(k) or {}, **v) if isinstance(v, dict) else v
                                          for k, v in own.items()}
         self.separator = separator
-        self._moved: Dict[str, Tuple[str, str]] = {}  # a listed name _prefix() would misread -> (server, own name)
+        # "tools"/"resources"/"prompts" -> a listed name _prefix() would misread -> (server, own name)
+        self._moved: Dict[str, Dict[str, Tuple[str, str]]] = {}
         clients, errors = _in_parallel(servers, lambda name, s: Client(s[0], **dict(options, **s[1])),
                                        "connect to a server")
         errors.update(failed)
@@ -8555,21 +8556,38 @@ class Group(object):
         for name, error in sorted(errors.items()):
             _log.warning("server %r of the group failed: %s", name, error)
             self.errors[name] = error
+        kind = capability or "tools"
+        found = [(name, item, str(item.get(key))) for name, server_items in sorted(listed.items())
+                 for item in server_items if isinstance(item, dict)]
+        # A name that reads back as its own (server, name) keeps it; every other one ("a" + "b__c"
+        # reads as "a__b" + "c") is renamed: its full name, "_" and a digest of (server, name),
+        # with a counter while that is taken (by a kept name or an earlier renamed one), in one
+        # fixed order, so no two names are ever alike and each reaches its own tool.
+        taken = {name + self.separator + own for name, _, own in found
+                 if self._prefix(name + self.separator + own) == (name, own)}
+        before = self._moved.get(kind, {})
+        moved: Dict[str, Tuple[str, str]] = {}
         items: List[_Json] = []
-        for name, server_items in sorted(listed.items()):
-            for item in [t for t in server_items if isinstance(t, dict)]:
-                own = str(item.get(key))
-                full = name + self.separator + own
-                if self._prefix(full) != (name, own):  # ("a" + "b__c" reads as "a__b" + "c": that one keeps it)
-                    import hashlib
-                    moved = "%s_%s" % (full, hashlib.sha1(full.encode("utf-8", "surrogatepass")).hexdigest()[:8])
-                    if self._moved.get(moved) != (name, own):
-                        other, theirs = self._prefix(full)
-                        _log.warning("%s %r of server %r would be %r, which names %r of server %r: listed as %r",
-                                     key, own, name, full, theirs, other, moved)
-                    self._moved[moved] = name, own
-                    full = moved
+        import hashlib
+        for name, item, own in found:
+            full = name + self.separator + own
+            if full in taken and self._prefix(full) == (name, own):
                 items.append(dict(item, **{key: full}))
+                continue
+            digest = hashlib.sha1(json.dumps([name, own]).encode("utf-8", "surrogatepass")).hexdigest()[:8]
+            renamed = "%s_%s" % (full, digest)
+            extra = 1
+            while renamed in taken:
+                extra += 1
+                renamed = "%s_%s_%d" % (full, digest, extra)
+            taken.add(renamed)
+            if before.get(renamed) != (name, own):
+                other, theirs = self._prefix(full)
+                _log.warning("%s %r of server %r would be %r, which names %r of server %r: listed as %r",
+                             key, own, name, full, theirs, other, renamed)
+            moved[renamed] = name, own
+            items.append(dict(item, **{key: renamed}))
+        self._moved[kind] = moved
         return items
 
     def client(self, name: str) -> Client:
@@ -8601,13 +8619,13 @@ class Group(object):
 
     def read_resource(self, uri: str, *, timeout: float | None = _DEFAULT, refresh: bool = False) -> Dict[str, Any]:
         """Read ``"server__uri"`` (a ``uri`` of list_resources()); as Client.read_resource otherwise."""
-        server, own = self._split(uri)
+        server, own = self._split(uri, "resources")
         return self.client(server).read_resource(own, timeout=timeout, refresh=refresh)
 
     def get_prompt(self, name: str, arguments: Mapping[str, Any] | None = None, /, *,
                    timeout: float | None = _DEFAULT, **kwargs: Any) -> Dict[str, Any]:
         """Get ``"server__prompt"``; as Client.get_prompt otherwise."""
-        server, prompt = self._split(name)
+        server, prompt = self._split(name, "prompts")
         return self.client(server).get_prompt(prompt, arguments, timeout=timeout, **kwargs)
 
     def tools_for(self, provider: str, *, strict: bool = False) -> List[Dict[str, Any]]:
@@ -8621,10 +8639,10 @@ class Group(object):
         gone is answered with that server's error."""
         return _run_tool_calls(self, calls, provider, _timeout_arg(timeout, _DEFAULT))
 
-    def _split(self, name: str) -> Tuple[str, str]:
+    def _split(self, name: str, kind: str = "tools") -> Tuple[str, str]:
         if not isinstance(name, str):
             raise ValueError("a tool name is a string, not %r" % (name,))
-        return self._moved.get(name) or self._prefix(name)
+        return self._moved.get(kind, {}).get(name) or self._prefix(name)
 
     def _prefix(self, name: str) -> Tuple[str, str]:
         """(server, its own name) of a namespaced name: the longest server name that prefixes it."""

@@ -517,6 +517,37 @@ def test_a_group_keeps_both_tools_when_namespaced_names_clash(tmp_path, caplog):
         assert [t["name"] for t in g.list_tools()] == names  # the same names each time
 
 
+def _digest(server, tool):
+    import hashlib
+    return hashlib.sha1(json.dumps([server, tool]).encode()).hexdigest()[:8]
+
+
+@pytest.mark.parametrize("spec", [
+    {"a": ["b__c__d"], "a__b": ["c__d"], "a__b__c": ["d"]},  # three read "a__b__c__d": two renamed, apart
+    # a renamed name that is a real one's (as digests of the full name, or of (server, name), give it)
+    {"a": ["b__c"], "a__b": ["c", "c_" + _digest("a", "b__c"),
+                             "c_" + __import__("hashlib").sha1(b"a__b__c").hexdigest()[:8]]},
+])
+def test_a_group_renames_clashing_names_apart_from_every_other_name(tmp_path, caplog, spec):
+    servers = {}
+    for server, tools in spec.items():
+        script = tmp_path / ("%s.json" % server)
+        script.write_text(json.dumps({"tools": [{"name": t, "inputSchema": {"type": "object"}} for t in tools],
+                                      "answers": {t: "%s/%s" % (server, t) for t in tools}}))
+        servers[server] = {"command": sys.executable, "args": [*NO_SITE, os.path.join(HERE, "clash_server.py"),
+                                                               str(script)]}
+    with Group({"mcpServers": servers}, timeout=20) as g:
+        names = [t["name"] for t in g.list_tools()]
+        assert len(names) == len(set(names)) == sum(len(t) for t in spec.values())
+        answers = {g.call(n) for n in names}
+        assert answers == {"%s/%s" % (s, t) for s, tools in spec.items() for t in tools}  # each its own tool
+        assert [t["name"] for t in g.list_tools()] == names  # the same names each time
+        tools = g.tools_for("openai")
+        assert tool_problems("openai", tools) == []
+        got = texts("openai", g.run_tool_calls(chat(*[(t["function"]["name"], "{}") for t in tools]), "openai"))
+        assert {v[0] for v in got.values()} == answers
+
+
 def test_a_ref_with_a_description_beside_it_is_inlined_under_strict():
     schema = {"type": "object", "$defs": {"place": {"type": "object", "description": "a place",
                                                     "properties": {"city": {"type": "string"}}}},
