@@ -8738,35 +8738,73 @@ def _top_schema(schema: Any) -> _Json:
 
 
 def _merged_top(schema: Any) -> Tuple[_Json, bool]:
-    """(the top as _top_schema gives it, whether it means what ``schema`` means there).  A top
-    anyOf/oneOf of objects becomes one object: every branch's properties (one that branches
-    give differently, an anyOf of them), required where every branch requires it; exact when
-    the branches are all alike."""
+    """(the top as _top_schema gives it, whether it means what ``schema`` means there).  The top's
+    combinators become one object (_top_parts): allOf branches' properties and required added
+    (required: any branch's); anyOf/oneOf branches' properties (one that branches give
+    differently, an anyOf of them), required where every branch requires it; nested ones
+    flattened the same way.  Exact when nothing was loosened: anyOf/oneOf branches all alike,
+    allOf branches plain objects that do not give a property differently.  (Other top
+    keywords, not, if, enum..., are dropped: a bound, no property, lost.)"""
     top = _plain_node(dict(schema) if isinstance(schema, dict) else {}, 0)
-    properties = dict(top["properties"]) if isinstance(top.get("properties"), dict) else {}
-    branches = top.get("anyOf", top.get("oneOf"))
+    properties, required, exact = _top_parts(top, top, 0)
+    merged = any(key in top for key in ("allOf", "anyOf", "oneOf"))
+    for key in _TOP_REFUSED:
+        dropped = top.pop(key, None)
+        if key in ("if", "then", "else") and isinstance(dropped, dict) and dropped.get("properties"):
+            exact = False  # (properties that only a conditional names: lost, so not strict)
+    top["type"] = "object"
+    top["properties"] = properties
+    if merged and any(name in required for name in properties):
+        top["required"] = [name for name in properties if name in required]
+    return top, exact
+
+
+_TOP_PLAIN_KEYS = ("type", "properties", "required", "description", "title", "$comment")
+
+
+def _top_parts(node: Any, root: _Json, depth: int) -> Tuple[Dict[str, Any], Set[str], bool]:
+    """(properties, required names, exact) of an object schema ``node`` with its allOf/anyOf/oneOf
+    merged in (see _merged_top); a local $ref is followed."""
+    if isinstance(node, dict) and isinstance(node.get("$ref"), str):
+        node = _local_ref(root, node["$ref"])
+    if not isinstance(node, dict) or depth > SCHEMA_MAX_DEPTH:
+        return {}, set(), node is True or node == {}
+    named = node.get("properties")
+    properties: Dict[str, Any] = dict(named) if isinstance(named, dict) else {}
+    required = {r for r in node.get("required") or () if isinstance(r, str)}
     exact = True
-    if isinstance(branches, list) and branches:
-        objects = [_local_ref(top, b["$ref"]) if isinstance(b, dict) and isinstance(b.get("$ref"), str) else b
-                   for b in branches]
-        exact = all(b == objects[0] for b in objects)
+    all_of = node.get("allOf")
+    if isinstance(all_of, list):
+        for branch in all_of:
+            props, need, same = _top_parts(branch, root, depth + 1)
+            exact = exact and same and isinstance(branch, dict) and all(k in _TOP_PLAIN_KEYS for k in branch)
+            for name, sub in props.items():
+                if name in properties and properties[name] != sub:
+                    exact = False
+                    properties[name] = {"allOf": [properties[name], sub]}
+                else:
+                    properties.setdefault(name, sub)
+            required |= need
+    for key in ("anyOf", "oneOf"):
+        branches = node.get(key)
+        if not isinstance(branches, list) or not branches:
+            continue
+        parts = [_top_parts(b, root, depth + 1) for b in branches]
+        exact = exact and all(p == parts[0] for p in parts) and all(p[2] for p in parts)
         given: Dict[str, List[Any]] = {}
-        for branch in objects:
-            named = branch.get("properties") if isinstance(branch, dict) else None
-            for name, sub in (named.items() if isinstance(named, dict) else ()):
+        for props, _, _ in parts:
+            for name, sub in props.items():
                 if sub not in given.setdefault(name, []):
                     given[name].append(sub)
         for name, subs in given.items():
-            properties.setdefault(name, subs[0] if len(subs) == 1 else {"anyOf": subs})
-        wanted = [set(b.get("required") or ()) if isinstance(b, dict) else set() for b in objects]
-        in_all = set.intersection(*wanted) | set(top.get("required") or ())
-        if any(name in in_all for name in properties):
-            top["required"] = [name for name in properties if name in in_all]
-    for key in _TOP_REFUSED:
-        top.pop(key, None)
-    top["type"] = "object"
-    top["properties"] = properties
-    return top, exact
+            sub = subs[0] if len(subs) == 1 else {"anyOf": subs}
+            if name in properties and properties[name] != sub:
+                exact = False
+                properties[name] = {"allOf": [properties[name], sub]}
+            else:
+                properties.setdefault(name, sub)
+        required |= set.intersection(*[p[1] for p in parts])
+    return properties, required, exact
 
 
 def _plain_node(node: Any, depth: int) -> Any:
@@ -8811,7 +8849,7 @@ def _strict_schema(schema: Any) -> Tuple[_Json, str | None]:
     strict-able."""
     top, exact = _merged_top(schema)
     if not exact:
-        return top, "its top is an anyOf/oneOf of unlike objects (merged, looser, without strict)"
+        return top, "its top is an anyOf/oneOf of unlike objects or an allOf that merges only loosely (merged, without strict)"
     defs: Dict[str, Any] = {}
     for key in ("$defs", "definitions"):
         found = top.pop(key, None)

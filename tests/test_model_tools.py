@@ -164,6 +164,39 @@ def test_the_top_is_an_object_with_properties(schema, expected):
     assert mcp_min._top_schema(schema) == expected
 
 
+def _obj(props, **kw):
+    return dict({"type": "object", "properties": props}, **kw)
+
+
+@pytest.mark.parametrize("schema, properties, required, strict", [
+    ({"allOf": [_obj({"a": {"type": "string"}}, required=["a"]), _obj({"b": {"type": "integer"}})]},
+     ["a", "b"], ["a"], True),
+    (dict(_obj({"x": {"type": "string"}}, required=["x"]), allOf=[_obj({"a": {"type": "string"}}, required=["a"])]),
+     ["x", "a"], ["x", "a"], True),
+    ({"anyOf": [{"oneOf": [_obj({"a": {"type": "string"}}), _obj({"b": {"type": "string"}})]},
+                _obj({"c": {"type": "integer"}})]}, ["a", "b", "c"], None, False),
+    ({"allOf": [_obj({"a": {"type": "string"}}, additionalProperties=False)]}, ["a"], None, False),
+    ({"allOf": [_obj({"a": {"type": "string"}}, required=["a"]), _obj({"a": {"type": "integer"}})]},
+     ["a"], ["a"], False),
+])
+def test_top_allof_and_nested_combinators_keep_every_property(schema, properties, required, strict, caplog,
+                                                               monkeypatch):
+    top = mcp_min._top_schema(schema)
+    assert list(top["properties"]) == properties and top.get("required") == required
+    assert not top.keys() & {"allOf", "anyOf", "oneOf"}
+    out, problem = mcp_min._strict_schema(schema)
+    assert (problem is None) == strict
+    assert list(out["properties"]) == properties  # strict or not, no parameter lost
+    if strict:
+        assert schema_problems(out, True) == []
+    monkeypatch.setattr(model_server, "TOOLS", [{"name": "t", "inputSchema": schema}])
+    with model_server.client_for(timeout=20) as client:
+        (tool,) = client.tools_for("openai", strict=True)
+    assert tool["function"].get("strict", False) == strict
+    assert list(tool["function"]["parameters"]["properties"]) == properties
+    assert strict or "without strict" in caplog.text
+
+
 def test_strict_mode_rewrites(caplog):
     out, problem = mcp_min._strict_schema({
         "type": "object", "definitions": {"d": {"type": "string", "format": "uri", "minLength": 1}},
