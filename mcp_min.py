@@ -10450,7 +10450,6 @@ if TYPE_CHECKING:
 _USAGE = """python mcp_min.py [options] COMMAND [ARGS] -- SERVER_ARGV...
        python mcp_min.py [options] --url URL COMMAND [ARGS]
        python mcp_min.py [options] --server NAME COMMAND [ARGS]   (from your MCP config files)
-       python -m mcp_min ...   (the same, once installed)
 
 commands:
 %s
@@ -10493,6 +10492,8 @@ def _cli_parser() -> argparse.ArgumentParser:
     usage = _USAGE % "\n".join(_command_help(name) for name in _COMMANDS)
     if not sys.argv[0].endswith(".py"):
         usage = usage.replace("python mcp_min.py", "mcp_min")  # (installed)
+    elif __name__ == "__main__" and __spec__ is not None:  # (python -m mcp_min)
+        usage = usage.replace("python mcp_min.py", "python -m mcp_min")
     p = Parser(prog="mcp_min", usage=usage, add_help=True)
     p.add_argument("command")
     p.add_argument("args", nargs="*")

@@ -579,9 +579,17 @@ def cli(*args, timeout=60, script=False):
 
 
 def test_cli_call_prints_the_value():
-    out = cli("call", "add", "a=2", "b=3", "--", PY, CALC[-1], script=True)  # the README's first command, as written
-    assert out.returncode == 0, out.stderr
-    assert out.stdout == "5\n"
+    # the README's first command, as written (from the repository root, "python" this interpreter)
+    out = subprocess.run([PY, "-m", "mcp_min", "call", "add", "a=2", "b=3", "--", PY, "examples/calc.py"],
+                         capture_output=True, text=True, timeout=60, cwd=HERE)
+    assert (out.returncode, out.stdout) == (0, "5\n"), out.stderr
+    # the script form, from another directory; each names itself so in its usage
+    out = subprocess.run([PY, os.path.join(HERE, "mcp_min.py"), "call", "add", "a=2", "b=3", "--", PY, CALC[-1]],
+                         capture_output=True, text=True, timeout=60, cwd=os.path.dirname(CALC[-1]))
+    assert (out.returncode, out.stdout) == (0, "5\n"), out.stderr
+    assert cli("--help", script=True).stdout.startswith("usage: python mcp_min.py [options] COMMAND")
+    out = subprocess.run([PY, "-m", "mcp_min", "--help"], capture_output=True, text=True, timeout=60, cwd=HERE)
+    assert out.stdout.startswith("usage: python -m mcp_min [options] COMMAND"), out.stdout[:200]
 
 
 def test_cli_exit_codes(fake):

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """tour: the calc example server plus one of everything else MCP offers, so that
-every command of ``python mcp_min.py`` has something to try on a fresh clone.
+every command of ``python -m mcp_min`` has something to try on a fresh clone.
 
 On top of calc's tools (add, subtract, multiply, divide, greet) it offers:
 
@@ -14,11 +14,11 @@ On top of calc's tools (add, subtract, multiply, divide, greet) it offers:
 
 Try it:
 
-    python mcp_min.py resources -- python examples/tour.py
-    python mcp_min.py read calc://table/7 -- python examples/tour.py
-    python mcp_min.py prompt explain expression="2 + 3" -- python examples/tour.py
-    python mcp_min.py complete explain level=b -- python examples/tour.py
-    python mcp_min.py --task call count to=3 -- python examples/tour.py
+    python -m mcp_min resources -- python examples/tour.py
+    python -m mcp_min read calc://table/7 -- python examples/tour.py
+    python -m mcp_min prompt explain expression="2 + 3" -- python examples/tour.py
+    python -m mcp_min complete explain level=b -- python examples/tour.py
+    python -m mcp_min --task call count to=3 -- python examples/tour.py
 
 It runs like calc (stdio, or ``--http [PORT]``), speaks both protocol eras, and
 uses only the standard library.  calc.py itself stays the minimal server.

@@ -436,7 +436,7 @@ def test_every_command_runs_on_the_bundled_examples(era):
             (["prompt", "explain", "expression=2 + 3"], "user: Explain, for a beginner, how to compute 2 + 3"),
             (["complete", "explain", "level=e"], "expert"), (["complete", "calc://table/{n}", "n=1"], "12"),
             (["--task", "call", "count", "to=2", "seconds=0"], '"counted": 2'), (["info"], "server: tour")]
-    for args, shown in runs:  # in the default era as the README writes them: python mcp_min.py ...
+    for args, shown in runs:  # in the default era as the script, which the README also shows: python mcp_min.py ...
         out = cli(*(["--protocol-version", era] + args + ["--"] + TOUR), script=era == "auto")
         assert out.returncode == 0 and shown in out.stdout, (args, out.stdout, out.stderr)
 

@@ -241,17 +241,17 @@ class HttpTestServer(ThreadingHTTPServer):
 # ---------------------------------------------------------------------------
 # The command line as a subprocess
 # ---------------------------------------------------------------------------
-# The tests start the CLI about 180 times per interpreter.  Started as the script the README shows
+# The tests start the CLI about 180 times per interpreter.  Started as a script
 # (``python mcp_min.py``), every start compiles the 470 KB module first, about 0.15 s of CPU: a
 # main script's bytecode is never cached, and CI sets PYTHONDONTWRITEBYTECODE.  So the tests start
 # it as the module instead (what ``python -m mcp_min`` does), which loads the bytecode that
 # ensure_bytecode() keeps current.  The program sees what the script form gives it: the same
-# sys.argv (argv[0] the path of mcp_min.py, so its usage still reads "python mcp_min.py"), this
+# sys.argv (argv[0] the path of mcp_min.py; its usage reads "python -m mcp_min", as -m's does), this
 # checkout first on sys.path and not the current directory, and __name__ "__main__".
-# The script form, as users type it, is still run by test_cli.py's
-# test_every_command_runs_on_the_bundled_examples (the README's commands, in the default era) and
-# test_the_shell (on a terminal), and by test_mcp_min.py's test_cli_call_prints_the_value (the
-# README's first command).
+# The forms users type are still run as such: the script by test_cli.py's
+# test_every_command_runs_on_the_bundled_examples (in the default era) and test_the_shell (on a
+# terminal), and both the README's first command (``python -m mcp_min`` from the repository root)
+# and the script by test_mcp_min.py's test_cli_call_prints_the_value.
 # The directory whose mcp_min.py the tests run ($MCP_MIN_DIR, as tests/hostile/scenarios.py reads it).
 MCP_MIN_DIR = os.environ.get("MCP_MIN_DIR") or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MCP_MIN_SOURCE = os.path.join(MCP_MIN_DIR, "mcp_min.py")
