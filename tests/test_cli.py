@@ -32,11 +32,12 @@ TOUR = [PY, *NO_SITE, os.path.join(ROOT, "examples", "tour.py")]
 ERAS = ["auto", "2025-11-25", "2025-06-18"]  # 2026-07-28 (auto), the newest handshake era, one before tasks
 
 
-def cli(*args, env=None, cwd=ROOT, timeout=120, stdin=subprocess.DEVNULL, script=False):
-    """The command line run from its bytecode (testsupport.cli_argv); ``script``: run as the README
-    writes it, ``python mcp_min.py`` (which compiles the module on every start)."""
-    return subprocess.run(([PY, MCP_MIN] if script else cli_argv(*NO_SITE)) + list(args), capture_output=True, text=True,
-                          timeout=timeout, cwd=cwd, env=env, stdin=stdin)
+def cli(*args, env=None, cwd=ROOT, timeout=120, stdin=subprocess.DEVNULL, module=False):
+    """The command line run from its bytecode (testsupport.cli_argv); ``module``: run as the README
+    writes it, ``python -m mcp_min`` from the repository root."""
+    argv = [PY, *NO_SITE, "-m", "mcp_min"] if module else cli_argv(*NO_SITE)
+    return subprocess.run(argv + list(args), capture_output=True, text=True, timeout=timeout,
+                          cwd=ROOT if module else cwd, env=env, stdin=stdin)
 
 
 def one_line_error(out, status, *words):
@@ -436,8 +437,8 @@ def test_every_command_runs_on_the_bundled_examples(era):
             (["prompt", "explain", "expression=2 + 3"], "user: Explain, for a beginner, how to compute 2 + 3"),
             (["complete", "explain", "level=e"], "expert"), (["complete", "calc://table/{n}", "n=1"], "12"),
             (["--task", "call", "count", "to=2", "seconds=0"], '"counted": 2'), (["info"], "server: tour")]
-    for args, shown in runs:  # in the default era as the script, which the README also shows: python mcp_min.py ...
-        out = cli(*(["--protocol-version", era] + args + ["--"] + TOUR), script=era == "auto")
+    for args, shown in runs:  # in the default era as the README writes them: python -m mcp_min ...
+        out = cli(*(["--protocol-version", era] + args + ["--"] + TOUR), module=era == "auto")
         assert out.returncode == 0 and shown in out.stdout, (args, out.stdout, out.stderr)
 
 
@@ -758,7 +759,7 @@ def test_a_declined_form_sends_nothing(terminal):
 
 @needs_tmux
 def test_the_shell(terminal):
-    term = terminal(PY, MCP_MIN, "shell", "--", *TOUR)  # as the README writes it (see testsupport.cli_argv)
+    term = terminal(PY, MCP_MIN, "shell", "--", *TOUR)  # the script form (the README shows both; see testsupport.cli_argv)
     term.wait_for("mcp> ")
     term.type("tools", "Enter")
     term.wait_for("count(to: integer")

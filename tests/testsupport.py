@@ -248,10 +248,9 @@ class HttpTestServer(ThreadingHTTPServer):
 # ensure_bytecode() keeps current.  The program sees what the script form gives it: the same
 # sys.argv (argv[0] the path of mcp_min.py; its usage reads "python -m mcp_min", as -m's does), this
 # checkout first on sys.path and not the current directory, and __name__ "__main__".
-# The forms users type are still run as such: the script by test_cli.py's
-# test_every_command_runs_on_the_bundled_examples (in the default era) and test_the_shell (on a
-# terminal), and both the README's first command (``python -m mcp_min`` from the repository root)
-# and the script by test_mcp_min.py's test_cli_call_prints_the_value.
+# The forms users type are still run as such: ``python -m mcp_min`` from the repository root by
+# test_cli.py's test_every_command_runs_on_the_bundled_examples (in the default era), the script by
+# test_the_shell (on a terminal), and both by test_mcp_min.py's test_cli_call_prints_the_value.
 # The directory whose mcp_min.py the tests run ($MCP_MIN_DIR, as tests/hostile/scenarios.py reads it).
 MCP_MIN_DIR = os.environ.get("MCP_MIN_DIR") or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MCP_MIN_SOURCE = os.path.join(MCP_MIN_DIR, "mcp_min.py")
