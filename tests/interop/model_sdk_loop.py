@@ -2,21 +2,24 @@
 server on 127.0.0.1, for tests/interop/test_model_sdks.py (run by the .cache/venv interpreter,
 where the SDKs are installed; exit status 77 when the SDK is not there).
 
-    python model_sdk_loop.py PROVIDER stdio|group strict|loose
+    python model_sdk_loop.py PROVIDER stdio|group strict|loose [PROVIDER MODE STRICT ...]
 
-PROVIDER is "openai" (Chat Completions), "openai-responses" or "anthropic".  The servers:
+PROVIDER is "openai" (Chat Completions), "openai-responses" or "anthropic".  Several loops run one
+after another in this one process (importing the SDKs costs seconds; the tests run four a process).  The servers:
 tests/model_server.py over stdio, or a Group of it ("model") and examples/tour.py ("tour").
 The stand-in model checks every request's tools against the providers' documented rules
 (tests/model_rules.py) and, on its second turn, the tool results against the API's rules;
 its first turn asks for several calls at once: echo with the nulls strict mode sends, a tool
 that does not exist, arguments that are not JSON (Anthropic: of the wrong type), a tool that
 fails, one that returns an image (and in a group, one on the second server).  Prints one JSON
-line: {"answers": {call id: what the model read}, "problems": [...], "final": text}.
+line per loop: {"loop": "PROVIDER MODE STRICT", "answers": {call id: what the model read},
+"problems": [...], "final": text} (or "error": its traceback).
 """
 import json
 import os
 import sys
 import threading
+import traceback
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -27,7 +30,7 @@ sys.path.insert(0, TESTS)
 from model_rules import tool_problems  # noqa: E402
 from mcp_min import Client, Group  # noqa: E402
 
-PROVIDER, MODE, STRICT = sys.argv[1], sys.argv[2], sys.argv[3] == "strict"
+PROVIDER, MODE, STRICT = "", "", False  # the loop running now (main() sets them)
 try:
     import anthropic
     import openai
@@ -35,7 +38,7 @@ except ImportError as e:
     print("missing: %s" % e)
     sys.exit(77)
 
-PREFIX = "model__" if MODE == "group" else ""
+PREFIX = ""
 PROBLEMS = []
 ANSWERS = {}
 
@@ -190,6 +193,22 @@ def run_loop(server, base):
 
 
 def main():
+    global PROVIDER, MODE, STRICT, PREFIX, PROBLEMS, ANSWERS
+    words = sys.argv[1:]
+    for at in range(0, len(words), 3):
+        PROVIDER, MODE, STRICT = words[at], words[at + 1], words[at + 2] == "strict"
+        PREFIX = "model__" if MODE == "group" else ""
+        PROBLEMS, ANSWERS = [], {}
+        line = {"loop": " ".join(words[at:at + 3])}
+        try:
+            line["final"] = one_loop()
+        except Exception:  # this loop's line says so; the next loops still run
+            line["error"] = traceback.format_exc()
+        line.update(answers=ANSWERS, problems=PROBLEMS)
+        print(json.dumps(line), flush=True)
+
+
+def one_loop():
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True).start()
     base = "http://127.0.0.1:%d" % httpd.server_address[1]
@@ -207,7 +226,7 @@ def main():
     finally:
         httpd.shutdown()
         httpd.server_close()
-    print(json.dumps({"answers": ANSWERS, "problems": PROBLEMS, "final": final}))
+    return final
 
 
 if __name__ == "__main__":

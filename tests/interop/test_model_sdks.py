@@ -20,19 +20,37 @@ LOOP = os.path.join(HERE, "model_sdk_loop.py")
 SDK_MISSING = 77  # model_sdk_loop.py's exit status when the venv has no openai or anthropic
 
 
+PROVIDERS = ["openai", "openai-responses", "anthropic"]
+LOOPS = [(mode, strict) for mode in ("stdio", "group") for strict in ("loose", "strict")]
+_LOOPS_RUN = {}  # provider: (the process's result, {"MODE STRICT": its loop's JSON line})
+
+
+def loops_of(provider):
+    """Every loop of one provider, run once per test process in one venv process: importing the SDKs
+    takes seconds of CPU, so a process per loop cost four times as much."""
+    if provider not in _LOOPS_RUN:
+        words = [w for mode, strict in LOOPS for w in (provider, mode, strict)]
+        done = subprocess.run([peers.VENV_PYTHON, LOOP] + words, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              universal_newlines=True, timeout=240)
+        lines = [json.loads(line) for line in done.stdout.splitlines() if line.startswith('{"loop"')]
+        _LOOPS_RUN[provider] = (done, {line["loop"].split(" ", 1)[1]: line for line in lines})
+    return _LOOPS_RUN[provider]
+
+
 @pytest.mark.parametrize("strict", ["loose", "strict"])
 @pytest.mark.parametrize("mode", ["stdio", "group"])
-@pytest.mark.parametrize("provider", ["openai", "openai-responses", "anthropic"])
+@pytest.mark.parametrize("provider", [pytest.param(p, marks=pytest.mark.xdist_group("test_model_sdks-" + p))
+                                      for p in PROVIDERS])
 def test_a_real_sdk_loop_ends_with_a_final_answer(provider, mode, strict):
     missing = peers.venv_missing()
     if missing:
         pytest.skip(missing)
-    done = subprocess.run([peers.VENV_PYTHON, LOOP, provider, mode, strict], stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, universal_newlines=True, timeout=120)
+    done, loops = loops_of(provider)
     if done.returncode == SDK_MISSING:
         pytest.skip("the provider SDKs are not in .cache/venv (%s; %s)" % (done.stdout.strip(), peers.INSTALL_HINT))
-    assert done.returncode == 0, done.stderr
-    out = json.loads(done.stdout.splitlines()[-1])
+    assert "%s %s" % (mode, strict) in loops, "exit %s; stderr:\n%s" % (done.returncode, done.stderr)
+    out = loops["%s %s" % (mode, strict)]
+    assert "error" not in out, out["error"]
     assert out["problems"] == []
     answers = out["answers"]
     error = "ERROR " if provider == "anthropic" else "Error: "
