@@ -1087,8 +1087,12 @@ class Future(_FutureBase):
         if isinstance(answer, McpError) and not isinstance(answer, _SessionExpired):
             self._store((None, answer))  # what ended the request (nothing to settle): done here and now
             return
-        # (an add-on's claim matters only to an answer nobody may be waiting for: a waiter settles any)
-        if not _settles_at_once(answer, self if self._background or self._post is None else None):
+        if not self._background and self._post is not None:
+            self._open()  # the caller waits (or will) in result() and settles it there, round trips and all
+            return
+        # Nobody may be waiting (a submitted call), or there is no mcp_min-events to settle on.  (An
+        # add-on's claim matters only to an answer nobody may be waiting for: a waiter settles any.)
+        if not _settles_at_once(answer, self):
             if not self._background:
                 self._open()  # the caller waits next and makes the round trips
                 return
@@ -1100,11 +1104,10 @@ class Future(_FutureBase):
                 self._store((None, e))
             return
         self._open()  # a waiting thread settles it ...
-        if self._background or self._post is None:
-            # ... or, when none may be, mcp_min-events: after the progress that came before it
-            # (what settling waits for elsewhere), and then its done callbacks there at once.
-            if self._post is None or not self._post(self._settle_queued, True):
-                self._settle_queued(False)
+        # ... or, when none may be, mcp_min-events: after the progress that came before it (what
+        # settling waits for elsewhere), and then its done callbacks there at once.
+        if self._post is None or not self._post(self._settle_queued, True):
+            self._settle_queued(False)
 
     def _open(self) -> None:
         """Let waiters through: the answer is in (or the outcome is)."""
@@ -1293,7 +1296,7 @@ def _in_time(fut: Future, answer: _Json | McpError) -> _Json | McpError:
     its deadline left part of a message out).  A RequestTimeout stays itself: its own words
     say where the time ran out, as a write still under way."""
     deadline, timeout = fut._deadline, fut._timeout  # (a deadline comes from a timeout: both or neither)
-    if deadline is not None and timeout is not None and _expired(deadline):
+    if deadline is not None and timeout is not None and time.monotonic() >= deadline:
         if not isinstance(answer, (ConnectionClosed, RequestTimeout)):
             return _no_answer(fut.method, timeout, " (what came, came later)")
         if isinstance(answer, ConnectionClosed) and answer._by_deadline:
@@ -2696,7 +2699,8 @@ class _LineTransport(_Transport):
     def send(self, msg: _Json, data: bytes, deadline: float | None = None, wait_here: bool = False,
              headers: Mapping[str, str] | None = None) -> None:
         deadline = _deadline_or(deadline, self.timeout)
-        if not self._write_lock.acquire(True, _remaining(deadline)):
+        # (uncontended, the usual case: taken without working out how long it may be waited for)
+        if not self._write_lock.acquire(False) and not self._write_lock.acquire(True, _remaining(deadline)):
             raise RequestTimeout("%s is not reading its stdin" % self.name)
         try:
             # Checked under the lock that close() takes before closing stdin: no write can
@@ -4310,7 +4314,9 @@ _CHANGED_LISTS = {  # a list_changed notification -> the cached lists it makes s
 class _Extensions(object):
     """A session's add-ons: one of each class in _EXTENSIONS, made with the session, and by
     method the ones that watch it (see _Extension).  A hook is asked only of those, in turn, so
-    a method no add-on watches costs one dict lookup."""
+    a method no add-on watches costs one dict lookup; a result is claimed and checked only by
+    those whose class defines ``claim`` or ``check`` (the two hooks every tools/call result
+    passes through: the base class's do-nothing ones are not called for it)."""
 
     def __init__(self, session: _Session) -> None:
         self.all = tuple(kind(session) for kind in _EXTENSIONS)
@@ -4318,20 +4324,28 @@ class _Extensions(object):
         for ext in self.all:
             for method in ext.watches:
                 self.watching.setdefault(method, []).append(ext)
+        self.claiming = self._defining("claim")
+        self._checking = self._defining("check")
+
+    def _defining(self, hook: str) -> Dict[str, List[_Extension]]:
+        """By method, the watching add-ons whose class defines ``hook`` (methods with none left out)."""
+        own = {m: [e for e in exts if getattr(type(e), hook) is not getattr(_Extension, hook)]
+               for m, exts in self.watching.items()}
+        return {m: exts for m, exts in own.items() if exts}
 
     def declare(self, caps: _Json, modern: bool, newest: bool) -> None:
         for ext in self.all:
             ext.declare(caps, modern, newest)
 
     def claim(self, fut: Future, result: _Json) -> Callable[[Future, _Json], Any] | None:
-        for ext in self.watching.get(fut.method, ()):
+        for ext in self.claiming.get(fut.method, ()):
             finish = ext.claim(fut, result)
             if finish is not None:
                 return finish
         return None
 
     def check(self, method: str, params: _Json | None, result: Any) -> None:
-        for ext in self.watching.get(method, ()):
+        for ext in self._checking.get(method, ()):
             ext.check(method, params, result)
 
     def withdraw(self, fut: Future, error: McpError) -> bool:
@@ -5058,7 +5072,7 @@ class _Session(object):
             fut._deadline, hard = min(fut._deadline, progress.total), progress.total
             wait_here = False  # the window is the Future's to watch: HTTP must not read the answer in send()
         fut._keepalive, fut._intercept = keepalive, intercept
-        fut._claim = self.extensions.claim if method in self.extensions.watching else None
+        fut._claim = self.extensions.claim if method in self.extensions.claiming else None
         self.dispatcher.add(fut, subscription)
         _trace("->", data)
         try:
@@ -5783,7 +5797,8 @@ class Client(object):
         args = dict(arguments) if arguments else {}
         if kwargs:
             args.update(kwargs)
-        timeout = _timeout_arg(timeout, _DEFAULT)
+        if timeout is not _DEFAULT:  # (the client's own was checked when it was given)
+            timeout = _timeout_arg(timeout)
         session = self._session
         params = {"name": name, "arguments": args}
         if timeout == 0:  # no time left: submit() sends nothing, and nothing is listed first either
