@@ -2964,10 +2964,10 @@ class _StdioTransport(_LineTransport):
 
     def _wait(self, seconds: float) -> bool:
         """Whether the server exited (and is reaped) within ``seconds``.  Popen.wait(timeout)
-        polls, sleeping 0.5, 1, 2, 4 ... ms between looks, so a server that exits in 3 ms is
-        seen after 7 (closing took twice the server's own exit).  Where Linux offers a process
-        descriptor (os.pidfd_open: Linux 5.3+, Python 3.9+), its exit wakes us at once, and
-        Popen.wait only reaps; elsewhere, or when the kernel refuses one, Popen.wait alone."""
+        polls, sleeping 0.5, 1, 2, 4 ... ms between looks, so a server that exits after 4 ms is
+        seen after 7.5 (closing took up to twice the server's own exit).  Where Linux offers a
+        process descriptor (os.pidfd_open: Linux 5.3+, Python 3.9+), the exit wakes us at once
+        and Popen.wait only reaps; elsewhere, or when the kernel refuses one, Popen.wait alone."""
         import subprocess
         proc = self._child
         deadline = _deadline_after(seconds)
