@@ -52,7 +52,7 @@ def threads_of(pid):
 def exits(request, monkeypatch):
     """How the wait for the server's exit is made: a process descriptor (where the platform has
     one), none (os.pidfd_open missing, as before Python 3.9 and off Linux), or one the kernel
-    refuses (ENOSYS, as before Linux 5.3).  Returns the pids a descriptor was made for."""
+    refuses (ENOSYS, as before Linux 5.3).  Returns (which, the pids a descriptor was asked for)."""
     made = []
     if request.param == "pidfd":
         real = os.pidfd_open
