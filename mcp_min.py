@@ -1087,8 +1087,12 @@ class Future(_FutureBase):
         if isinstance(answer, McpError) and not isinstance(answer, _SessionExpired):
             self._store((None, answer))  # what ended the request (nothing to settle): done here and now
             return
-        # (an add-on's claim matters only to an answer nobody may be waiting for: a waiter settles any)
-        if not _settles_at_once(answer, self if self._background or self._post is None else None):
+        if not self._background and self._post is not None:
+            self._open()  # the caller waits (or will) in result() and settles it there, round trips and all
+            return
+        # Nobody may be waiting (a submitted call), or there is no mcp_min-events to settle on.  (An
+        # add-on's claim matters only to an answer nobody may be waiting for: a waiter settles any.)
+        if not _settles_at_once(answer, self):
             if not self._background:
                 self._open()  # the caller waits next and makes the round trips
                 return
@@ -1100,11 +1104,10 @@ class Future(_FutureBase):
                 self._store((None, e))
             return
         self._open()  # a waiting thread settles it ...
-        if self._background or self._post is None:
-            # ... or, when none may be, mcp_min-events: after the progress that came before it
-            # (what settling waits for elsewhere), and then its done callbacks there at once.
-            if self._post is None or not self._post(self._settle_queued, True):
-                self._settle_queued(False)
+        # ... or, when none may be, mcp_min-events: after the progress that came before it (what
+        # settling waits for elsewhere), and then its done callbacks there at once.
+        if self._post is None or not self._post(self._settle_queued, True):
+            self._settle_queued(False)
 
     def _open(self) -> None:
         """Let waiters through: the answer is in (or the outcome is)."""
@@ -1293,7 +1296,7 @@ def _in_time(fut: Future, answer: _Json | McpError) -> _Json | McpError:
     its deadline left part of a message out).  A RequestTimeout stays itself: its own words
     say where the time ran out, as a write still under way."""
     deadline, timeout = fut._deadline, fut._timeout  # (a deadline comes from a timeout: both or neither)
-    if deadline is not None and timeout is not None and _expired(deadline):
+    if deadline is not None and timeout is not None and time.monotonic() >= deadline:
         if not isinstance(answer, (ConnectionClosed, RequestTimeout)):
             return _no_answer(fut.method, timeout, " (what came, came later)")
         if isinstance(answer, ConnectionClosed) and answer._by_deadline:
@@ -2091,6 +2094,8 @@ if TYPE_CHECKING:
         def stdout(self) -> IO[bytes]: ...
         @property
         def stderr(self) -> IO[bytes]: ...
+        @property
+        def returncode(self) -> int | None: ...
         def wait(self, timeout: float | None = None) -> int: ...
         def kill(self) -> None: ...
 
@@ -2694,7 +2699,8 @@ class _LineTransport(_Transport):
     def send(self, msg: _Json, data: bytes, deadline: float | None = None, wait_here: bool = False,
              headers: Mapping[str, str] | None = None) -> None:
         deadline = _deadline_or(deadline, self.timeout)
-        if not self._write_lock.acquire(True, _remaining(deadline)):
+        # (uncontended, the usual case: taken without working out how long it may be waited for)
+        if not self._write_lock.acquire(False) and not self._write_lock.acquire(True, _remaining(deadline)):
             raise RequestTimeout("%s is not reading its stdin" % self.name)
         try:
             # Checked under the lock that close() takes before closing stdin: no write can
@@ -2850,13 +2856,9 @@ class _StdioTransport(_LineTransport):
             self._on_stderr(text)
 
     def _end_error(self, deadline: float | None) -> ConnectionClosed:
-        import subprocess
         def within(seconds: float) -> float:
             return seconds if deadline is None else min(seconds, _remaining(deadline))
-        try:
-            code: int | None = self._child.wait(within(EXIT_CODE_WAIT))
-        except subprocess.TimeoutExpired:
-            code = None
+        code = self._child.returncode if self._wait(within(EXIT_CODE_WAIT)) else None
         if self._stderr_reader is not None:
             self._stderr_done.wait(within(STDERR_DRAIN))  # let the last stderr lines arrive
         tail = list(self.stderr_tail)
@@ -2961,9 +2963,30 @@ class _StdioTransport(_LineTransport):
             self._job.close()
 
     def _wait(self, seconds: float) -> bool:
+        """Whether the server exited (and is reaped) within ``seconds``.  Popen.wait(timeout)
+        polls, sleeping 0.5, 1, 2, 4 ... ms between looks, so a server that exits after 4 ms is
+        seen after 7.5 (closing took up to twice the server's own exit).  Where Linux offers a
+        process descriptor (os.pidfd_open: Linux 5.3+, Python 3.9+), the exit wakes us at once
+        and Popen.wait only reaps; elsewhere, or when the kernel refuses one, Popen.wait alone."""
         import subprocess
+        proc = self._child
+        deadline = _deadline_after(seconds)
+        if proc.returncode is None and hasattr(os, "pidfd_open"):
+            try:
+                pidfd = os.pidfd_open(proc.pid)
+            except OSError:  # an older kernel (ENOSYS), or reaped meanwhile by another thread
+                pass
+            else:
+                try:
+                    if proc.returncode is None:  # (not reaped by another thread before the descriptor was made)
+                        import select  # poll, not select(): no FD_SETSIZE limit on the descriptor's number
+                        poller = select.poll()
+                        poller.register(pidfd, select.POLLIN)
+                        poller.poll(math.ceil(_remaining(deadline) * 1000))  # readable once it exited
+                finally:
+                    os.close(pidfd)
         try:
-            self._child.wait(seconds)
+            proc.wait(_remaining(deadline))  # at once if it exited
             return True
         except subprocess.TimeoutExpired:
             return False
@@ -4291,7 +4314,9 @@ _CHANGED_LISTS = {  # a list_changed notification -> the cached lists it makes s
 class _Extensions(object):
     """A session's add-ons: one of each class in _EXTENSIONS, made with the session, and by
     method the ones that watch it (see _Extension).  A hook is asked only of those, in turn, so
-    a method no add-on watches costs one dict lookup."""
+    a method no add-on watches costs one dict lookup; a result is claimed and checked only by
+    those whose class defines ``claim`` or ``check`` (the two hooks every tools/call result
+    passes through: the base class's do-nothing ones are not called for it)."""
 
     def __init__(self, session: _Session) -> None:
         self.all = tuple(kind(session) for kind in _EXTENSIONS)
@@ -4299,20 +4324,28 @@ class _Extensions(object):
         for ext in self.all:
             for method in ext.watches:
                 self.watching.setdefault(method, []).append(ext)
+        self.claiming = self._defining("claim")
+        self._checking = self._defining("check")
+
+    def _defining(self, hook: str) -> Dict[str, List[_Extension]]:
+        """By method, the watching add-ons whose class defines ``hook`` (methods with none left out)."""
+        own = {m: [e for e in exts if getattr(type(e), hook) is not getattr(_Extension, hook)]
+               for m, exts in self.watching.items()}
+        return {m: exts for m, exts in own.items() if exts}
 
     def declare(self, caps: _Json, modern: bool, newest: bool) -> None:
         for ext in self.all:
             ext.declare(caps, modern, newest)
 
     def claim(self, fut: Future, result: _Json) -> Callable[[Future, _Json], Any] | None:
-        for ext in self.watching.get(fut.method, ()):
+        for ext in self.claiming.get(fut.method, ()):
             finish = ext.claim(fut, result)
             if finish is not None:
                 return finish
         return None
 
     def check(self, method: str, params: _Json | None, result: Any) -> None:
-        for ext in self.watching.get(method, ()):
+        for ext in self._checking.get(method, ()):
             ext.check(method, params, result)
 
     def withdraw(self, fut: Future, error: McpError) -> bool:
@@ -5039,7 +5072,7 @@ class _Session(object):
             fut._deadline, hard = min(fut._deadline, progress.total), progress.total
             wait_here = False  # the window is the Future's to watch: HTTP must not read the answer in send()
         fut._keepalive, fut._intercept = keepalive, intercept
-        fut._claim = self.extensions.claim if method in self.extensions.watching else None
+        fut._claim = self.extensions.claim if method in self.extensions.claiming else None
         self.dispatcher.add(fut, subscription)
         _trace("->", data)
         try:
@@ -5764,7 +5797,8 @@ class Client(object):
         args = dict(arguments) if arguments else {}
         if kwargs:
             args.update(kwargs)
-        timeout = _timeout_arg(timeout, _DEFAULT)
+        if timeout is not _DEFAULT:  # (the client's own was checked when it was given)
+            timeout = _timeout_arg(timeout)
         session = self._session
         params = {"name": name, "arguments": args}
         if timeout == 0:  # no time left: submit() sends nothing, and nothing is listed first either

@@ -54,7 +54,8 @@ CLIENTS = {
 }
 # Workloads the official clients are not driven for: the 10 MiB result (raw and mcp_min) and the
 # HTTP request count before a first value (mcp_min only: the raw loop sends what it is written to).
-ONLY = {"handoff": ("raw",), "big": ("raw", "mcp_min", "mcp_min_base"), "first_value": ("mcp_min", "mcp_min_base"),
+ONLY = {"handoff": ("raw",), "close": ("raw", "mcp_min", "mcp_min_base"), "hundred": ("raw", "mcp_min", "mcp_min_base"),
+        "big": ("raw", "mcp_min", "mcp_min_base"), "first_value": ("mcp_min", "mcp_min_base"),
         "schema": ("mcp_min", "mcp_min_base")}
 BIG_MIB = BIG_TEXT_BYTES / 1048576.0
 IMPORT_STMT = {"mcp_min": "import mcp_min", "mcp_min_base": "import mcp_min", "mcp": "from mcp import Client",
@@ -229,6 +230,66 @@ FIGURES = [
      "peak_growth_kb", True),
     ("posts", "HTTP POSTs from Client(url) to a first call's value, examples/calc.py", "POSTs", "posts", True),
 ]
+# Issue 30's close rows (raw: the server's own exit, stdin closed and a blocking waitpid; drive_raw.py)
+CLOSE_SERVERS = 20  # servers closed one at a time per round, for the close() row
+HUNDRED = 100  # stdio servers in one process, for the three "100 servers" rows
+FIGURES += [
+    ("close", "stdio close() after one call (raw: the server's own exit after stdin EOF)", "ms", "", True),
+    ("hundred_connect", "%d stdio servers in one process: connect each" % HUNDRED, "ms", "", True),
+    ("hundred_call", "... then one call each", "ms", "", True),
+    ("hundred_close", "... then close each", "ms", "", True),
+]
+
+
+def close_workloads(server):
+    """The workloads of the close rows: (key, driver mode, server, count)."""
+    return [("close", "close", server, CLOSE_SERVERS), ("hundred", "hundred", server, HUNDRED)]
+
+
+def add_close_result(add, client, key, res):
+    """Samples of the close rows from a driver's answer; False for another workload's."""
+    if key == "close":
+        add(client, key, res["per_call_us"] / 1e3)
+    elif key == "hundred":
+        for phase in ("connect", "call", "close"):
+            add(client, "hundred_" + phase, res[phase + "_s"] * 1e3)
+    else:
+        return False
+    return True
+
+
+def floor_targets(medians, samples):
+    """Issue 30's targets, against the design's floor (the raw reader-thread rows) and the server's
+    own exit: medians of per-round ratios, with their spread (lowest-highest round)."""
+    lines = []
+
+    def spread(a, b):
+        xs, ys = samples.get(a) or [], samples.get(b) or []
+        rs = sorted(x / y for x, y in zip(xs, ys) if x and y)
+        return (statistics.median(rs), rs[0], rs[-1]) if rs and len(xs) == len(ys) else None
+
+    for a, b, label, goal, higher in (
+            (("mcp_min", "seq"), ("raw", "handoff"), "sequential stdio call / the reader-thread floor", 1.10, False),
+            (("mcp_min", "threads"), ("raw", "threads"), "8 threads / the reader-thread floor (8 threads)", 0.90, True),
+            (("mcp_min", "pipeline"), ("raw", "pipeline"), "pipelined (submit) / the raw burst", 0.95, True),
+            (("mcp_min", "close"), ("raw", "close"), "close() / the server's own exit time", 1.2, False)):
+        r = spread(a, b)
+        if r is None:
+            continue
+        ok = r[0] >= goal if higher else r[0] <= goal
+        base = spread(("mcp_min_base",) + a[1:], b)
+        lines.append("- [%s] %s %s %.2f×: %.2f× (rounds %.2f-%.2f)%s" % (
+            "x" if ok else " ", label, "≥" if higher else "≤", goal, r[0], r[1], r[2],
+            "; base %.2f× (rounds %.2f-%.2f)" % base if base else ""))
+    close = medians.get(("mcp_min", "hundred_close"))
+    if close is not None:
+        lines.append("- [%s] %d stdio servers in one process, close each ≤ 600 ms: %.0f ms (connect %.0f ms, "
+                     "one call each %.0f ms)%s" % (
+                         "x" if close <= 600 else " ", HUNDRED, close, medians[("mcp_min", "hundred_connect")],
+                         medians[("mcp_min", "hundred_call")],
+                         "; base %.0f ms" % medians[("mcp_min_base", "hundred_close")]
+                         if ("mcp_min_base", "hundred_close") in medians else ""))
+    return "\n".join(lines)
 
 
 def fmt(value, unit):
@@ -497,7 +558,7 @@ def main(argv=None):
 
     workloads = [("seq", "seq", STUB, n), ("handoff", "handoff", STUB, n), ("threads", "threads", STUB, n), ("pipeline", "pipeline", STUB, n),
                  ("lifecycle", "lifecycle", STUB, 0), ("schema", "schema", STUB, n)]
-    workloads += [("big", "big", STUB, big_n)]
+    workloads += [("big", "big", STUB, big_n)] + close_workloads(STUB)
     workloads += [(key, "http_seq", url, count) for key, url, count in http_targets]
     workloads += [("posts", "first_value", url, 0) for key, url, count in http_targets if key == "http_calc"]
     samples = {}  # (client, key) -> [value, ...]
@@ -542,7 +603,9 @@ def main(argv=None):
                         continue
                     if "skipped" in res:
                         continue
-                    if mode == "lifecycle":
+                    if add_close_result(add, c, key, res):
+                        pass
+                    elif mode == "lifecycle":
                         add(c, key, res["seconds"] * 1e3)
                     elif key in ("threads", "pipeline"):
                         add(c, key, res["calls_per_s"])
@@ -591,6 +654,8 @@ def main(argv=None):
                "- wall time: %.0f s" % (time.monotonic() - t_start), ""]
     text = "\n".join(header) + "\n" + table(medians, clients, notes, sequences) + (
         "\n\n## Targets (mcp_min)\n\n" + (targets(medians, samples, sequences) or "(mcp_min not measured)"))
+    if floor_targets(medians, samples):
+        text += "\n\n## Against the design's floor (issue 30)\n\n" + floor_targets(medians, samples)
     if "mcp_min_base" in clients and "mcp_min" in clients:
         text += "\n\n" + versus_base(medians)
     if medians.get(("mcp_min", "heavy")) is not None:

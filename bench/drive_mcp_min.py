@@ -6,7 +6,10 @@ big: ``call("big")`` (a BIG_TEXT_BYTES text result, its whole text returned) and
 process's peak memory growth over those calls.  first_value: the HTTP requests sent
 from ``Client(url)`` to the value of a first ``call("add", a=1, b=2)``, counted by
 wrapping ``http.client.HTTPConnection.request`` in this process (the class every
-HTTP request of mcp_min goes through; mcp_min itself is not touched).
+HTTP request of mcp_min goes through; mcp_min itself is not touched).  close: ``close()``
+after one call, per server, one server at a time (drive_raw.py's close: the server's own exit
+time).  hundred: 100 clients in one process: ``Client(...)`` each, one call each, ``close()``
+each, the three phases timed.
 """
 
 import os
@@ -60,6 +63,29 @@ def pipeline(s):
     dt = clock() - t0
     c.close()
     emit(dt, n)
+
+
+def close(s):
+    spent = 0.0
+    for i in range(s["n"]):
+        c = mcp_min.Client(s["server"], timeout=60)
+        check(c.call("add", a=i, b=1), i + 1)
+        t0 = clock()
+        c.close()
+        spent += clock() - t0
+    emit(spent, s["n"])
+
+
+def hundred(s):
+    t0 = clock()
+    clients = [mcp_min.Client(s["server"], timeout=60) for _ in range(s["n"])]
+    t1 = clock()
+    for i, c in enumerate(clients):
+        check(c.call("add", a=i, b=1), i + 1)
+    t2 = clock()
+    for c in clients:
+        c.close()
+    emit(None, connect_s=t1 - t0, call_s=t2 - t1, close_s=clock() - t2)
 
 
 def lifecycle(s):
@@ -156,7 +182,7 @@ def first_value(s):
 
 
 MODES = {"seq": seq, "schema": schema, "threads": threads, "pipeline": pipeline, "lifecycle": lifecycle, "http_seq": seq,
-         "big": big, "first_value": first_value}
+         "big": big, "close": close, "hundred": hundred, "first_value": first_value}
 
 if __name__ == "__main__":
     s = spec()

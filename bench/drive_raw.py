@@ -11,6 +11,11 @@ BIG_TEXT_BYTES text result): write the request, ``readline`` the answer line,
 ``json.loads`` it (the floor for one large message), and this process's peak
 memory growth over those calls.
 
+close: the server's own exit time -- after one call, stdin closed and the exit waited for
+with a blocking ``os.waitpid`` (no polling), per server, one server at a time.  hundred:
+100 servers in one process, each connected (the stub's ``server/discover``), then one call
+each, then each closed as in close: the three phases timed.
+
 handoff and threads: the floor of mcp_min's own design -- one reader thread that
 parses every line and hands each answer to the waiting caller through a lock of
 its own (the least a per-request future can be), the caller writing under a
@@ -20,6 +25,7 @@ call are what it adds to ``seq``); threads shares the calls among 8 threads.
 
 import itertools
 import json
+import os
 import subprocess
 import threading
 
@@ -197,6 +203,40 @@ def stdio_big(s):
     emit(dt, n, message_bytes=BIG_TEXT_BYTES, peak_growth_kb=None if base is None else peak - base)
 
 
+def _exit_time(p):
+    """Close stdin and wait for the exit in one blocking waitpid: how long the server takes to go."""
+    t0 = clock()
+    p.w.close()
+    os.waitpid(p.proc.pid, 0)
+    dt = clock() - t0
+    p.proc.returncode = 0  # (reaped here: Popen must not wait for it again)
+    p.r.close()
+    return dt
+
+
+def close(s):
+    spent = 0.0
+    for i in range(s["n"]):
+        p = Pipe(s["server"])
+        p.rpc("server/discover", {})
+        check(p.call(i, 1), i + 1)
+        spent += _exit_time(p)
+    emit(spent, s["n"])
+
+
+def hundred(s):
+    t0 = clock()
+    pipes = [Pipe(s["server"]) for _ in range(s["n"])]
+    for p in pipes:
+        p.rpc("server/discover", {})
+    t1 = clock()
+    for i, p in enumerate(pipes):
+        check(p.call(i, 1), i + 1)
+    t2 = clock()
+    spent = sum(_exit_time(p) for p in pipes)
+    emit(None, connect_s=t1 - t0, call_s=t2 - t1, close_s=spent)
+
+
 def lifecycle(s):
     t0 = clock()
     p = Pipe(s["server"])
@@ -257,7 +297,7 @@ def http_seq(s):
 
 
 MODES = {"seq": stdio_seq, "pipeline": stdio_pipeline, "lifecycle": lifecycle, "http_seq": http_seq,
-         "big": stdio_big, "handoff": lambda s: stdio_seq(s, ReaderPipe), "threads": stdio_threads}
+         "big": stdio_big, "close": close, "hundred": hundred, "handoff": lambda s: stdio_seq(s, ReaderPipe), "threads": stdio_threads}
 
 if __name__ == "__main__":
     s = spec()

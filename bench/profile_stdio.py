@@ -31,14 +31,19 @@ reader_cpu = [0.0]
 _orig_read_loop = mcp_min._StdioTransport._read_loop
 
 
-def _profiled_read_loop(self):
+def _profiled_read_loop(self, *args):
     t0 = time.thread_time()
     reader_prof.enable()
     try:
-        return _orig_read_loop(self)
+        return _orig_read_loop(self, *args)
     finally:
         reader_prof.disable()
         reader_cpu[0] = time.thread_time() - t0
+
+
+def python_calls(prof):
+    """Calls of functions written in Python (mcp_min's and the standard library's), not builtins."""
+    return sum(nc for (fn, line, name), (cc, nc, tt, ct, _) in pstats.Stats(prof).stats.items() if fn != "~")
 
 
 def top(prof, title, calls, limit=14):
@@ -87,6 +92,8 @@ def main():
     print("  without profiler: %.0f µs/call wall" % plain)
     print("  with profiler:    %.0f µs/call wall, caller thread CPU %.0f µs/call, reader thread CPU "
           "(whole connection, incl. warm-up) %.0f µs/call" % (wall, main_cpu, reader_cpu[0] / (N + 100) * 1e6))
+    print("  Python-level calls per call: caller thread %.1f, reader thread %.1f" % (
+        python_calls(main_prof) / N, python_calls(reader_prof) / (N + 100)))
     top(main_prof, "caller thread (Client.call)", N)
     top(reader_prof, "reader thread (_read_loop, whole connection)", N + 100)
 

@@ -788,3 +788,39 @@ def test_an_http_error_shows_one_line_of_its_body(body, shown):
     error = mcp_min.HttpError("http://127.0.0.1:9/mcp", 501, body, "for initialize")
     assert str(error) == "HTTP 501 for initialize from http://127.0.0.1:9/mcp" + shown
     assert "\n" not in str(error) and error.body == body  # (the whole body stays on the exception)
+
+
+def test_results_are_claimed_and_checked_only_by_addons_that_define_those_hooks(monkeypatch):
+    # (every tools/call result passes through claim and check: add-ons that watch the method
+    # without defining a hook are not asked, and a method nobody claims gets no claim at all)
+    asked = []
+
+    class Claims(mcp_min._Extension):
+        watches = ("tools/call",)
+
+        def claim(self, fut, result):
+            asked.append(("claim", fut.method))
+            return None
+
+    class Checks(mcp_min._Extension):
+        watches = ("tools/call", "prompts/get")
+
+        def check(self, method, params, result):
+            asked.append(("check", method))
+
+    class OnlyWatches(mcp_min._Extension):
+        watches = ("tools/call", "resources/read")
+
+    monkeypatch.setattr(mcp_min, "_EXTENSIONS", [Claims, Checks, OnlyWatches])
+    exts = mcp_min._Extensions(None)
+    assert set(exts.watching) == {"tools/call", "prompts/get", "resources/read"}
+    assert set(exts.claiming) == {"tools/call"}
+    assert [type(e) for e in exts.claiming["tools/call"]] == [Claims]
+
+    class Fut(object):
+        method = "tools/call"
+    assert exts.claim(Fut(), {}) is None
+    exts.check("tools/call", None, {})
+    exts.check("prompts/get", None, {})
+    exts.check("resources/read", None, {})
+    assert asked == [("claim", "tools/call"), ("check", "tools/call"), ("check", "prompts/get")]
