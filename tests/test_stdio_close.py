@@ -85,7 +85,12 @@ def test_a_server_that_exits_at_eof_is_reaped_and_nothing_is_left(tmp_path, exit
 
 @pytest.mark.skipif(os.name != "posix", reason="SIGTERM and SIGKILL are POSIX's")
 @pytest.mark.parametrize("ignore_sigterm", [False, True], ids=["sigterm", "sigkill"])
-def test_a_server_that_ignores_eof_is_still_ended_within_the_documented_times(tmp_path, exits, ignore_sigterm):
+def test_a_server_that_ignores_eof_is_still_ended_within_the_documented_times(tmp_path, exits, ignore_sigterm,
+                                                                             monkeypatch):
+    if exits[0] == "pidfd-refused":
+        pytest.skip("the same wait as without os.pidfd_open, which the case beside this one runs")
+    # the wait after SIGTERM made shorter than the 2 s default (the one before it is close()'s grace)
+    monkeypatch.setattr(mcp_min, "CLOSE_GRACE", 0.5)
     # stall: the server stops reading stdin after the handshake, so it never sees EOF
     c = mcp_min.Client(fake(tmp_path, ignore_sigterm, stall=True), protocol_version="2025-11-25")
     proc = server_of(c)
@@ -94,8 +99,8 @@ def test_a_server_that_ignores_eof_is_still_ended_within_the_documented_times(tm
     took = time.monotonic() - start
     assert proc.returncode == (-signal.SIGKILL if ignore_sigterm else -signal.SIGTERM)
     # a bound, not a speed: CLOSE_GRACE before SIGTERM, another before SIGKILL, and slack for a loaded machine
-    steps = 2 if ignore_sigterm else 1
-    assert steps * mcp_min.CLOSE_GRACE - 0.1 <= took < steps * mcp_min.CLOSE_GRACE + 10
+    least = 2.0 + (mcp_min.CLOSE_GRACE if ignore_sigterm else 0)  # close()'s own grace is 2 s
+    assert least - 0.1 <= took < least + 10
     assert threads_of(proc.pid) == []
 
 
