@@ -304,6 +304,11 @@ def table(medians, clients, extra_notes, sequences=None):
                 "reset, divided by the %d-byte text (the JSON line is ~200 bytes more).  The POST count "
                 "wraps http.client.HTTPConnection.request in the driver process; the requests are listed "
                 "in order." % (BIG_MIB, BIG_TEXT_BYTES))
+    if any(medians.get((c, "http_threads")) is not None for c in clients):
+        out += ("\n- The HTTP client-CPU and 8-thread rows measure the raw loop and mcp_min only (8 threads: "
+                "the raw loop's each on a keep-alive connection of its own).  CPU is the driver process's "
+                "time.process_time() over the timed loop, all its threads; on a busy machine it moves more "
+                "than the difference it is meant to show: bench/instructions.py counts instructions instead.")
     for note in extra_notes:
         out += "\n" + note
     return out
