@@ -1708,7 +1708,8 @@ def _header_value(value: Any) -> str:
     """Encode a value for Mcp-Method / Mcp-Name / Mcp-Param-* headers (2026-07-28 rules)."""
     text = value if isinstance(value, str) else ("true" if value is True else "false" if value is False
                                                  else str(value))
-    plain = (text == text.strip(" \t") and all(c in " \t" or "\x21" <= c <= "\x7e" for c in text)
+    spaced = text.replace("\t", " ")  # plain: visible ASCII, spaces and tabs (ASCII's printable are 0x20-0x7E)
+    plain = (spaced.isascii() and spaced.isprintable() and text == text.strip(" \t")
              and not (text.startswith("=?base64?") and text.endswith("?=")))
     if plain:
         return text
@@ -3147,7 +3148,10 @@ class _Deadlines(object):
     def __init__(self) -> None:
         import heapq
         self._push, self._pop = heapq.heappush, heapq.heappop
-        self._cond = threading.Condition(threading.Lock())
+        # watch() and unwatch() run twice per request: they enter the condition's lock itself, which
+        # skips Condition's __enter__/__exit__ (Python functions, two calls per use); same lock.
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
         self._heap: List[_Watch] = []  # [deadline, sequence, connection or None once unwatched]
         self._sequence = itertools.count()
         self._thread: threading.Thread | None = None
@@ -3180,7 +3184,7 @@ class _Deadlines(object):
 
     def watch(self, deadline: float, conn: _Cuttable) -> _Watch:
         entry = [deadline, next(self._sequence), conn]
-        with self._cond:
+        with self._lock:
             self._push(self._heap, entry)
             if self._thread is None:
                 try:
@@ -3193,7 +3197,7 @@ class _Deadlines(object):
         return entry
 
     def unwatch(self, entry: _Watch) -> None:
-        with self._cond:
+        with self._lock:
             entry[2] = None
             while self._heap and self._heap[0][2] is None:  # keep the heap as small as the work
                 self._pop(self._heap)
@@ -3266,10 +3270,15 @@ class _ConnState(_ConnBase):
     reuse_until: float | None = None  # time.monotonic() past which it is not reused (the server's Keep-Alive)
     # the socket: http.client forgets ``sock`` once a response owns it; cut() does not
     raw_sock: _socket_module.socket | None = None
+    poller: Any = None  # a select.poll() watching raw_sock for input (None where select has no poll)
 
     def connect(self) -> None:
         super(_ConnState, self).connect()
         self.raw_sock = self.sock
+        import select
+        if hasattr(select, "poll"):  # made once per socket: dropped() runs before every reuse
+            self.poller = select.poll()
+            self.poller.register(self.sock, select.POLLIN)
 
     def cut(self) -> None:
         """Cut the connection from any thread: the socket is shut down, so a blocked reader wakes."""
@@ -3283,13 +3292,11 @@ class _ConnState(_ConnBase):
         sent something unasked: the same to us)."""
         if self.sock is None or self.cut_short or _expired(self.reuse_until):
             return True
-        import select
         try:
-            if self.sock.fileno() < 1024 or not hasattr(select, "poll"):  # select() takes no higher descriptor
-                return bool(select.select((self.sock,), (), (), 0)[0])
-            poller = select.poll()
-            poller.register(self.sock, select.POLLIN)
-            return bool(poller.poll(0))
+            if self.poller is not None and self.sock is self.raw_sock:
+                return bool(self.poller.poll(0))
+            import select  # (select() takes no descriptor over 1023: poll is used wherever it exists)
+            return bool(select.select((self.sock,), (), (), 0)[0])
         except (OSError, ValueError):
             return True
 
@@ -3360,7 +3367,10 @@ def _network_error(error: BaseException, url: str, deadline: float | None, what:
 def _keep_alive_timeout(headers: _Headers) -> float | None:
     """The seconds an idle connection is kept by a server that says so (``Keep-Alive: timeout=5``,
     as Node does), else None."""
-    match = re.search(r"(?:^|[\s,;])timeout\s*=\s*\"?(\d+)", headers.get("Keep-Alive") or "", re.IGNORECASE)
+    value = headers.get("Keep-Alive")
+    if not value:  # (most servers send none: no pattern matched per answer)
+        return None
+    match = re.search(r"(?:^|[\s,;])timeout\s*=\s*\"?(\d+)", value, re.IGNORECASE)
     return float(match.group(1)) if match else None
 
 
@@ -3598,13 +3608,13 @@ class _HttpEngine(object):
                 cut: _Cut | None, secure: bool, private: FrozenSet[str] = frozenset()) -> _Answer:
         """``private``: lower-cased names of the headers that are credentials whatever they are
         called (the caller's own headers, the auth plug-in's), besides the secret-looking ones."""
-        import urllib.parse
         for hop in range(HTTP_MAX_REDIRECTS + 1):
             if secure:
                 _check_secure(url, "follow a redirect to" if hop else "fetch")
             answer = self._send(method, url, headers, body, deadline, cut, private)
             location = answer.headers.get("Location") if 300 <= answer.status < 400 else None
             if answer.status in (301, 302, 303, 307, 308) and method == "GET" and location:
+                import urllib.parse
                 answer.release()
                 target = urllib.parse.urljoin(url, location)
                 if _origin(target) != _origin(url):  # credentials stay with their origin (scheme, host, port)
@@ -3795,6 +3805,9 @@ def _status_error(answer: _Answer, method: str | None, session_id: str | None = 
     return HttpError(answer.url, answer.status, text, reason.strip())
 
 
+_ANSWER_TYPES = "application/json, text/event-stream"  # the Accept of a POST: its answer comes as either
+
+
 class _HttpTransport(_Transport):
     """What both HTTP transports share: the URL (its credentials taken out), the engine that
     sends every request (connections, TLS, the auth plug-in), the era, the headers every
@@ -3813,6 +3826,7 @@ class _HttpTransport(_Transport):
         self._pid = _pid
         self._version: str | None = None  # negotiated; sent as MCP-Protocol-Version
         self._modern = False  # 2026-07-28: headers per request, no session, no GET stream
+        self._usual = self._fixed_headers(_ANSWER_TYPES)  # (remade by configure(); each request copies it)
         self._lock = threading.Lock()
         self._threads = _Threads()  # request threads and stream readers, for close() to wait for
         self._cuts: Dict[Any, _Cut] = {}  # the _Cut of each exchange in flight (see _cut_for)
@@ -3821,19 +3835,24 @@ class _HttpTransport(_Transport):
 
     def configure(self, version: str | None, modern: bool) -> None:
         self._version, self._modern = version, modern
+        self._usual = self._fixed_headers(_ANSWER_TYPES)
 
     @property
     def authorization(self) -> str | None:
         return self._engine.authorization
 
     # -- headers -----------------------------------------------------------------
-    def _base_headers(self, accept: str = "application/json, text/event-stream",
-                      method: str | None = None) -> Dict[str, str]:
+    def _fixed_headers(self, accept: str) -> Dict[str, str]:
+        """The headers that stay the same from request to request (the caller's own override ours)."""
         h = {"Accept": accept, "User-Agent": "mcp_min/" + __version__}
         h.update(self._headers)
-        self._add_session(h, method)
         if self._version is not None:
             h["MCP-Protocol-Version"] = self._version
+        return h
+
+    def _base_headers(self, accept: str = _ANSWER_TYPES, method: str | None = None) -> Dict[str, str]:
+        h = dict(self._usual) if accept == _ANSWER_TYPES else self._fixed_headers(accept)
+        self._add_session(h, method)
         return h
 
     def _add_session(self, h: Dict[str, str], method: str | None) -> None:
@@ -3927,6 +3946,9 @@ class _HttpTransport(_Transport):
         pass  # (HTTP+SSE has no session to end)
 
 
+_NAMED_BY = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}  # the param Mcp-Name carries
+
+
 class _StreamableHttpTransport(_HttpTransport):
     """Streamable HTTP: every message is a POST; answers come back as JSON or SSE.
 
@@ -3974,8 +3996,7 @@ class _StreamableHttpTransport(_HttpTransport):
             h["Mcp-Method"] = _header_value(method)
             params = msg.get("params")
             params = params if isinstance(params, dict) else {}
-            name = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}.get(
-                method, "taskId" if method.startswith("tasks/") else None)
+            name = _NAMED_BY.get(method, "taskId" if method.startswith("tasks/") else None)
             if name is not None and name in params:
                 h["Mcp-Name"] = _header_value(params[name])
         if extra:

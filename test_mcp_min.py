@@ -1320,6 +1320,7 @@ def test_calc_greet_in_both_eras_over_stdio():
     (" padded ", "=?base64?IHBhZGRlZCA=?="),
     ("=?base64?abc?=", "=?base64?PT9iYXNlNjQ/YWJjPz0=?="),
     ("line\nbreak", "=?base64?bGluZQpicmVhaw==?="),
+    ("tab\tinside", "tab\tinside"), ("del\x7f", "=?base64?ZGVsfw==?="), ("", ""),
     (True, "true"), (False, "false"), (42, "42"),
 ])
 def test_header_value_encoding(value, header):

@@ -4,8 +4,8 @@ client's interpreter).  A driver is invoked as
     <python> bench/drive_<client>.py '<json spec>'
 
 and prints exactly one JSON object on its last stdout line.  The spec has
-``mode`` (seq | handoff | threads | pipeline | lifecycle | http_seq | big | first_value),
-``server`` (an argv list for stdio modes, a URL for http_seq and first_value),
+``mode`` (seq | handoff | threads | pipeline | lifecycle | http_seq | http_threads | big | first_value),
+``server`` (an argv list for stdio modes, a URL for http_seq, http_threads and first_value),
 ``n`` (timed calls), ``warmup`` (untimed calls first) and ``threads``.
 """
 

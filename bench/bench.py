@@ -56,12 +56,12 @@ CLIENTS = {
 # HTTP request count before a first value (mcp_min only: the raw loop sends what it is written to).
 ONLY = {"handoff": ("raw",), "close": ("raw", "mcp_min", "mcp_min_base"), "hundred": ("raw", "mcp_min", "mcp_min_base"),
         "big": ("raw", "mcp_min", "mcp_min_base"), "first_value": ("mcp_min", "mcp_min_base"),
-        "schema": ("mcp_min", "mcp_min_base")}
+        "schema": ("mcp_min", "mcp_min_base"), "http_threads": ("raw", "mcp_min", "mcp_min_base")}
 BIG_MIB = BIG_TEXT_BYTES / 1048576.0
 IMPORT_STMT = {"mcp_min": "import mcp_min", "mcp_min_base": "import mcp_min", "mcp": "from mcp import Client",
                "fastmcp": "from fastmcp import Client"}
 LABELS = {"raw": "raw loop", "mcp_min_base": "mcp_min (base)"}  # table heads; other clients by name
-NO_BASE_RATIO = ("schema_cost", "schema_cpu_cost", "posts")  # differences and counts: no "× base"
+NO_BASE_RATIO = ("schema_cost", "schema_cpu_cost", "posts", "http_cpu_over")  # differences and counts: no "× base"
 
 
 def log(text):
@@ -224,6 +224,11 @@ FIGURES = [
     ("schema_cost", "the outputSchema check's cost (the two rows above, paired per round)", "µs/call", "", True),
     ("schema_cpu_cost", "... in the client process's CPU time per call", "µs/call", "", True),
     ("http_calc", "Streamable HTTP call, examples/calc.py", "µs/call", "per_call_us", True),
+    ("http_cpu", "... the client process's CPU time per call (all its threads)", "µs/call", "cpu_us", True),
+    ("http_cpu_over", "... above the raw loop's in the same round (median of per-round differences)", "µs/call",
+     "", True),
+    ("http_threads", "Streamable HTTP, 8 threads sharing the calls, examples/calc.py", "calls/s", "calls_per_s",
+     False),
     ("http_sdk", "Streamable HTTP call, SDK MCPServer", "µs/call", "per_call_us", True),
     ("big", "stdio call returning a %g MiB text result" % BIG_MIB, "ms/call", "per_call_us", True),
     ("big_mem", "... peak memory growth of the client process over those calls", "× message",
@@ -360,6 +365,11 @@ def table(medians, clients, extra_notes, sequences=None):
                 "reset, divided by the %d-byte text (the JSON line is ~200 bytes more).  The POST count "
                 "wraps http.client.HTTPConnection.request in the driver process; the requests are listed "
                 "in order." % (BIG_MIB, BIG_TEXT_BYTES))
+    if any(medians.get((c, "http_threads")) is not None for c in clients):
+        out += ("\n- The HTTP client-CPU and 8-thread rows measure the raw loop and mcp_min only (8 threads: "
+                "the raw loop's each on a keep-alive connection of its own).  CPU is the driver process's "
+                "time.process_time() over the timed loop, all its threads; on a busy machine it moves more "
+                "than the difference it is meant to show: bench/instructions.py counts instructions instead.")
     for note in extra_notes:
         out += "\n" + note
     return out
@@ -382,6 +392,42 @@ def versus_base(medians):
             parts.append("%s %.2f×" % (key, r))
     return ("- current ÷ base, ratio of medians (calls/s: higher is better; the rest: lower is better): "
             + (", ".join(parts) or "—"))
+
+
+def spread(values, form="%.2f"):
+    """The median of per-round figures with their range, e.g. "0.93 (range 0.88 to 0.97)"."""
+    return (form + " (range " + form + " to " + form + ")") % (statistics.median(values), min(values), max(values))
+
+
+def per_round(samples, a, b, op):
+    """``op(a's figure, b's figure)`` per round, for a and b measured in every round; else []."""
+    xs, ys = samples.get(a) or [], samples.get(b) or []
+    return [op(x, y) for x, y in zip(xs, ys) if y] if xs and len(xs) == len(ys) else []
+
+
+def add_http_cpu_over(samples):
+    """The client CPU per HTTP call above the raw loop's, each round's difference (both ran in it)."""
+    for c in ("mcp_min", "mcp_min_base"):
+        diffs = per_round(samples, (c, "http_cpu"), ("raw", "http_cpu"), lambda x, y: x - y)
+        if diffs:
+            samples[(c, "http_cpu_over")] = diffs
+
+
+def http_client_targets(samples):
+    """Issue 30's two HTTP rows, each the median of per-round figures with their range: the client
+    CPU per call above the raw http.client loop's, and 8 threads ÷ the raw loop's 8 threads."""
+    out = []
+    over = samples.get(("mcp_min", "http_cpu_over"))
+    if over:
+        out.append("- [%s] Streamable HTTP: client CPU per call ≤ 25 µs above a raw http.client keep-alive loop "
+                   "(examples/calc.py): %s µs, median of per-round differences" % (
+                       "x" if statistics.median(over) <= 25 else " ", spread(over, "%.1f")))
+    thr = per_round(samples, ("mcp_min", "http_threads"), ("raw", "http_threads"), lambda x, y: x / y)
+    if thr:
+        out.append("- [%s] Streamable HTTP, 8 threads ≥ 0.9× a raw http.client loop in 8 threads (a connection "
+                   "each): %s×, median of per-round ratios" % (
+                       "x" if statistics.median(thr) >= 0.9 else " ", spread(thr)))
+    return out
 
 
 def targets(medians, samples, sequences=None):
@@ -442,6 +488,7 @@ def targets(medians, samples, sequences=None):
         line(h <= 1.2 * rh, "Streamable HTTP call ≤ 1.2× a raw http.client keep-alive loop (examples/calc.py): "
              "%.0f µs vs %.0f µs = %.2f× (median of per-round ratios: %s)" % (h, rh, h / rh,
                                                                           "%.2f×" % pr if pr else "—"))
+    lines.extend(http_client_targets(samples))
     for key, name in (("http_calc", "examples/calc.py"), ("http_sdk", "the SDK MCPServer")):
         h, mh = m(("mcp_min", key)), m(("mcp", key))
         if h and mh:
@@ -561,6 +608,8 @@ def main(argv=None):
     workloads += [("big", "big", STUB, big_n)] + close_workloads(STUB)
     workloads += [(key, "http_seq", url, count) for key, url, count in http_targets]
     workloads += [("posts", "first_value", url, 0) for key, url, count in http_targets if key == "http_calc"]
+    workloads += [("http_threads", "http_threads", url, count) for key, url, count in http_targets
+                  if key == "http_calc"]
     samples = {}  # (client, key) -> [value, ...]
     errors = {}
     sequences = {}  # client -> the HTTP requests before its first value, as "METHOD rpc-method" (last round)
@@ -607,7 +656,7 @@ def main(argv=None):
                         pass
                     elif mode == "lifecycle":
                         add(c, key, res["seconds"] * 1e3)
-                    elif key in ("threads", "pipeline"):
+                    elif key in ("threads", "pipeline", "http_threads"):
                         add(c, key, res["calls_per_s"])
                     elif key == "big":
                         add(c, key, res["per_call_us"] / 1e3)
@@ -627,6 +676,8 @@ def main(argv=None):
                         add(c, "schema_cpu_cost", res["cpu_us"] - res["plain_cpu_us"])
                     else:
                         add(c, key, res["per_call_us"])
+                    if key == "http_calc" and res.get("cpu_us") is not None:
+                        add(c, "http_cpu", res["cpu_us"])
                     if key == "seq":
                         add(c, "rss", res["rss_kb"] / 1024.0)
                         add(c, "seq_us", res["per_call_us"])
@@ -634,6 +685,7 @@ def main(argv=None):
         for proc in servers:
             stop(proc)
 
+    add_http_cpu_over(samples)
     medians = {k: statistics.median(v) for k, v in samples.items()}
     if "mcp_min" in clients:
         medians[("mcp_min", "heavy")] = heavy_modules(pythons["mcp_min"])

@@ -33,15 +33,17 @@ def connected(s):
 
 
 def seq(s):
+    """Sequential calls: wall time, and this process's CPU time per call (``cpu_us``: all its
+    threads, the caller's and any of mcp_min's; the HTTP client-CPU row subtracts the raw loop's)."""
     c = connected(s)
     n = s["n"]
     call = c.call
-    t0 = clock()
+    c0, t0 = cpu_clock(), clock()
     for i in range(n):
         check(call("add", a=i, b=1), i + 1)
-    dt = clock() - t0
+    dt, cpu = clock() - t0, cpu_clock() - c0
     c.close()
-    emit(dt, n, protocol=c.protocol_version)
+    emit(dt, n, protocol=c.protocol_version, cpu_us=cpu / n * 1e6)
 
 
 def threads(s):
@@ -182,7 +184,7 @@ def first_value(s):
 
 
 MODES = {"seq": seq, "schema": schema, "threads": threads, "pipeline": pipeline, "lifecycle": lifecycle, "http_seq": seq,
-         "big": big, "close": close, "hundred": hundred, "first_value": first_value}
+         "http_threads": threads, "big": big, "close": close, "hundred": hundred, "first_value": first_value}
 
 if __name__ == "__main__":
     s = spec()

@@ -6,7 +6,8 @@ Python client on pipes must do per call (the request is the same 2026-07-28
 form mcp_min sends: ``params._meta`` with version, capabilities, clientInfo).
 pipeline: requests in bursts of WINDOW lines (one write), then WINDOW reads --
 no reader thread, so a burst must fit the pipe.  http_seq: ``http.client`` on
-one keep-alive connection, one POST per call.  big: the stub's ``big`` tool (a
+one keep-alive connection, one POST per call (and the process's CPU time per call);
+http_threads: 8 threads, each on a keep-alive connection of its own.  big: the stub's ``big`` tool (a
 BIG_TEXT_BYTES text result): write the request, ``readline`` the answer line,
 ``json.loads`` it (the floor for one large message), and this process's peak
 memory growth over those calls.
@@ -28,6 +29,7 @@ import json
 import os
 import subprocess
 import threading
+from time import process_time
 
 from _common import check, clock, emit, in_threads, reset_peak_kb, spec, vm_hwm_kb
 from stub_server import BIG_PATTERN, BIG_TEXT_BYTES
@@ -247,57 +249,94 @@ def lifecycle(s):
     emit(clock() - t0)
 
 
-def http_seq(s):
+def http_rpc(url, conn, rid, method, params, name=None):
+    """One POST of a request on the keep-alive connection ``conn``: its result (JSON or SSE answer)."""
+    body = _dumps(request(rid, method, params)).encode()
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+               "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": method}
+    if name is not None:
+        headers["Mcp-Name"] = name
+    conn.request("POST", url.path, body, headers)
+    resp = conn.getresponse()
+    data = resp.read()
+    if resp.status != 200:
+        raise SystemExit("HTTP %d: %r" % (resp.status, data[:300]))
+    if resp.getheader("Content-Type", "").startswith("text/event-stream"):
+        for line in data.split(b"\n"):
+            if line.startswith(b"data:"):
+                msg = json.loads(line[5:])
+                if msg.get("id") == rid:
+                    break
+        else:
+            raise SystemExit("no answer in SSE body %r" % data[:300])
+    else:
+        msg = json.loads(data)
+    if msg.get("id") != rid or "result" not in msg:
+        raise SystemExit("bad answer %r" % msg)
+    return msg["result"]
+
+
+def http_connection(url):
     import http.client
+    return http.client.HTTPConnection(url.hostname, url.port, timeout=30)
+
+
+def http_call(url, conn, rid, a, b):
+    return http_rpc(url, conn, rid, "tools/call", {"name": "add", "arguments": {"a": a, "b": b}}, "add")[
+        "content"][0]["text"]
+
+
+def http_seq(s):
+    """Sequential POSTs on one connection: wall time, and this process's CPU time over the
+    timed loop (``cpu_us``, per call: the floor of the client CPU row)."""
     from urllib.parse import urlsplit
     url = urlsplit(s["server"])
-    conn = http.client.HTTPConnection(url.hostname, url.port, timeout=30)
-    rid = [0]
-
-    def rpc(method, params, name=None):
-        rid[0] += 1
-        body = _dumps(request(rid[0], method, params)).encode()
-        headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-                   "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": method}
-        if name is not None:
-            headers["Mcp-Name"] = name
-        conn.request("POST", url.path, body, headers)
-        resp = conn.getresponse()
-        data = resp.read()
-        if resp.status != 200:
-            raise SystemExit("HTTP %d: %r" % (resp.status, data[:300]))
-        if resp.getheader("Content-Type", "").startswith("text/event-stream"):
-            for line in data.split(b"\n"):
-                if line.startswith(b"data:"):
-                    msg = json.loads(line[5:])
-                    if msg.get("id") == rid[0]:
-                        break
-            else:
-                raise SystemExit("no answer in SSE body %r" % data[:300])
-        else:
-            msg = json.loads(data)
-        if msg.get("id") != rid[0] or "result" not in msg:
-            raise SystemExit("bad answer %r" % msg)
-        return msg["result"]
-
-    def call(a, b):
-        return rpc("tools/call", {"name": "add", "arguments": {"a": a, "b": b}}, "add")["content"][0]["text"]
-
-    rpc("server/discover", {})
-    rpc("tools/list", {})
+    conn = http_connection(url)
+    ids = itertools.count(1)
+    http_rpc(url, conn, next(ids), "server/discover", {})
+    http_rpc(url, conn, next(ids), "tools/list", {})
     for i in range(s["warmup"]):
-        call(i, 1)
+        http_call(url, conn, next(ids), i, 1)
     n = s["n"]
-    t0 = clock()
+    c0, t0 = process_time(), clock()
     for i in range(n):
-        check(call(i, 1), i + 1)
-    dt = clock() - t0
+        check(http_call(url, conn, next(ids), i, 1), i + 1)
+    dt, cpu = clock() - t0, process_time() - c0
     conn.close()
+    emit(dt, n, cpu_us=cpu / n * 1e6)
+
+
+def http_threads(s):
+    """The calls shared by 8 threads, each POSTing on a keep-alive connection of its own
+    (opened by its first call, as a client's pool opens one per thread)."""
+    from urllib.parse import urlsplit
+    url = urlsplit(s["server"])
+    first = http_connection(url)
+    http_rpc(url, first, 0, "server/discover", {})
+    for i in range(s["warmup"]):
+        http_call(url, first, i + 1, i, 1)
+    first.close()
+    ids = itertools.count(s["warmup"] + 1)  # (next() of a count is atomic in CPython)
+    local = threading.local()
+    conns = []
+
+    def call_one(i):
+        conn = getattr(local, "conn", None)
+        if conn is None:
+            conn = local.conn = http_connection(url)
+            conns.append(conn)
+        check(http_call(url, conn, next(ids), i, 1), i + 1)
+
+    n = s["n"]
+    dt = in_threads(n, s["threads"], call_one)
+    for conn in conns:
+        conn.close()
     emit(dt, n)
 
 
 MODES = {"seq": stdio_seq, "pipeline": stdio_pipeline, "lifecycle": lifecycle, "http_seq": http_seq,
-         "big": stdio_big, "close": close, "hundred": hundred, "handoff": lambda s: stdio_seq(s, ReaderPipe), "threads": stdio_threads}
+         "big": stdio_big, "close": close, "hundred": hundred, "handoff": lambda s: stdio_seq(s, ReaderPipe),
+         "threads": stdio_threads, "http_threads": http_threads}
 
 if __name__ == "__main__":
     s = spec()

@@ -439,3 +439,52 @@ def test_the_wire_trace_never_shows_plug_in_or_caller_header_values(caplog):
     assert "X-Signature" in trace and "X-Tenant" in trace, "no header trace to check"
     shown = [value for value in SECRETS if value in trace]
     assert shown == [], "the trace shows credentials: %s" % shown
+
+
+# -- the per-request work kept small (issue 30): each shortcut still gives the same answer --------
+
+@pytest.mark.parametrize("poller", [True, False], ids=["poll", "select"])
+def test_an_idle_connection_the_server_closed_is_found_dropped(poller):
+    """dropped() (checked before every reuse of a pooled connection): a connection the server
+    closed while it was idle is never reused; a quiet open one is.  Both ways of looking: the
+    poll object made once per socket, and select() where there is none."""
+    import socket
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    try:
+        conn = mcp_min._conn_class(False)("127.0.0.1:%d" % listener.getsockname()[1], timeout=5)
+        conn.connect()
+        if not poller:
+            conn.poller = None
+        elif conn.poller is None:
+            pytest.skip("no select.poll on this platform")
+        served, _ = listener.accept()
+        assert not conn.dropped(), "an open, quiet connection was given up"
+        served.close()
+        assert wait_for(conn.dropped), "a connection the server closed would be reused"
+        conn.close()
+        assert conn.dropped(), "a closed connection would be reused"
+    finally:
+        listener.close()
+
+
+def test_request_headers_follow_the_version_and_let_the_callers_own_win():
+    """The headers every request carries are made once (and again when the version is set):
+    the caller's own headers still override ours, the version header follows configure(),
+    and an Accept other than a POST's is still the one asked for."""
+    t = mcp_min._StreamableHttpTransport("http://127.0.0.1:1/mcp", {"User-Agent": "mine/1", "X-Tenant": "t"})
+    try:
+        msg = mcp_min._message("tools/call", {"name": "add", "arguments": {}}, 1)
+        before = t._post_headers(msg)
+        assert "MCP-Protocol-Version" not in before and "Mcp-Method" not in before
+        t.configure("2026-07-28", True)
+        after = t._post_headers(msg)
+        assert after["MCP-Protocol-Version"] == "2026-07-28" and after["User-Agent"] == "mine/1"
+        assert after["X-Tenant"] == "t" and after["Mcp-Method"] == "tools/call" and after["Mcp-Name"] == "add"
+        assert after["Accept"] == "application/json, text/event-stream"
+        after["X-Changed"] = "by one request"  # (each request's headers are its own)
+        assert "X-Changed" not in t._post_headers(msg)
+        assert t._base_headers("text/event-stream")["Accept"] == "text/event-stream"
+    finally:
+        t.close()
