@@ -35,7 +35,7 @@ ERAS = ["auto", "2025-11-25", "2025-06-18"]  # 2026-07-28 (auto), the newest han
 def cli(*args, env=None, cwd=ROOT, timeout=120, stdin=subprocess.DEVNULL, module=False):
     """The command line run from its bytecode (testsupport.cli_argv); ``module``: run as the README
     writes it, ``python -m mcp_min`` from the repository root."""
-    argv = [PY, *NO_SITE, "-m", "mcp_min"] if module else cli_argv(*NO_SITE)
+    argv = [PY, "-m", "mcp_min"] if module else cli_argv(*NO_SITE)  # (module: as typed, site and all)
     return subprocess.run(argv + list(args), capture_output=True, text=True, timeout=timeout,
                           cwd=ROOT if module else cwd, env=env, stdin=stdin)
 
