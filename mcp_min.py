@@ -2968,11 +2968,12 @@ class _StdioTransport(_LineTransport):
         polls, sleeping 0.5, 1, 2, 4 ... ms between looks, so a server that exits after 4 ms is
         seen after 7.5 (closing took up to twice the server's own exit).  Where Linux offers a
         process descriptor (os.pidfd_open: Linux 5.3+, Python 3.9+), the exit wakes us at once
-        and Popen.wait only reaps; elsewhere, or when the kernel refuses one, Popen.wait alone."""
+        and Popen.wait only reaps; elsewhere, or when the kernel refuses one, Popen.wait alone.
+        From Python 3.15 on, Popen.wait itself waits on a descriptor (or kqueue) where it can."""
         import subprocess
         proc = self._child
         deadline = _deadline_after(seconds)
-        if proc.returncode is None and hasattr(os, "pidfd_open"):
+        if proc.returncode is None and sys.version_info < (3, 15) and hasattr(os, "pidfd_open"):
             try:
                 pidfd = os.pidfd_open(proc.pid)
             except OSError:  # an older kernel (ENOSYS), or reaped meanwhile by another thread
