@@ -22,6 +22,7 @@ import sys
 import pytest
 
 import peers
+from testsupport import NO_SITE
 
 pytestmark = pytest.mark.skipif(bool(peers.npm_missing()), reason=peers.npm_missing() or "")
 
@@ -73,15 +74,24 @@ BASELINE_SUITES = [(v, None, s) for v in ("0.1.16", "0.2.0") for s in ("auth", "
     + [("0.2.0", "2026-07-28", s) for s in ("auth", "draft")]
 # Each revision's frozen client requirements, scored and extension scenarios, at its own wire.
 REQUIREMENTS = ["2025-11-25", "2026-07-28"]
+# The scenarios of SCENARIOS (suite 0.2.0) that those runs hold, by revision (seen in their output):
+# their checks are read from there rather than run again (test_scenario_in_its_revisions_requirements).
+REQUIRED_SCENARIOS = {
+    "2025-11-25": {"initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry",
+                   "json-schema-2020-12-preservation"},
+    "2026-07-28": {"tools_call", "request-metadata", "sep-2322-client-request-state", "http-standard-headers",
+                   "http-custom-headers", "http-invalid-tool-headers", "json-schema-ref-no-deref",
+                   "json-schema-2020-12-preservation"},
+}
 
 
 def _run(version, args, out_dir):
-    if " " in sys.executable + CLIENT:
+    if " " in sys.executable + CLIENT:  # (NO_SITE, testsupport: the client needs only this checkout)
         pytest.fail("the conformance CLI splits --command on spaces; %r has one" % (sys.executable + CLIENT))
     env = dict(os.environ, NODE_OPTIONS="--require " + peers.LOOPBACK_PRELOAD)
     env.pop("MCP_MIN_TRACE", None)
     argv = [peers.NODE22, peers.CONFORMANCE_JS[version], "client",
-            "--command", "%s %s" % (sys.executable, CLIENT), "--timeout", str(CLIENT_TIMEOUT_MS), "-o", str(out_dir)] + args
+            "--command", " ".join([sys.executable] + NO_SITE + [CLIENT]), "--timeout", str(CLIENT_TIMEOUT_MS), "-o", str(out_dir)] + args
     try:
         proc = subprocess.run(argv, env=env, cwd=peers.ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                               timeout=RUN_TIMEOUT, start_new_session=True)
@@ -96,13 +106,40 @@ def _case_id(case):
     return "%s-%s-%s" % (version, spec or "default", scenario)
 
 
-@pytest.mark.parametrize("version, spec, scenario, successes, must_pass", SCENARIOS,
-                         ids=[_case_id(c) for c in SCENARIOS])
+def _scenario_ids(cases):
+    return [_case_id(c) for c in cases]
+
+
+def _requirements_cover(case):
+    """Whether this scenario runs in the requirements run of its revision (0.2.0, REQUIREMENTS)."""
+    version, spec, scenario = case[:3]
+    return version == "0.2.0" and scenario in REQUIRED_SCENARIOS.get(spec or "2025-11-25", ())
+
+
+@pytest.mark.parametrize("version, spec, scenario, successes, must_pass",
+                         [c for c in SCENARIOS if not _requirements_cover(c)],
+                         ids=_scenario_ids([c for c in SCENARIOS if not _requirements_cover(c)]))
 def test_scenario(tmp_path, version, spec, scenario, successes, must_pass):
     args = ["--scenario", scenario] + (["--spec-version", spec] if spec else [])
     code, output = _run(version, args, tmp_path)
-    found = glob.glob(os.path.join(str(tmp_path), scenario + "-*", "checks.json"))
-    assert found, "no checks.json written (exit %s):\n%s" % (code, output[-3000:])
+    assert code == 0, output[-3000:]
+    _check_scenario(tmp_path, scenario, successes, must_pass, output)
+
+
+@pytest.mark.xdist_group("conformance-requirements")  # (one process runs each revision's suite once)
+@pytest.mark.parametrize("version, spec, scenario, successes, must_pass",
+                         [c for c in SCENARIOS if _requirements_cover(c)],
+                         ids=_scenario_ids([c for c in SCENARIOS if _requirements_cover(c)]))
+def test_scenario_in_its_revisions_requirements(requirements_run, version, spec, scenario, successes, must_pass):
+    """The same checks as test_scenario, read from the requirements run of the scenario's revision,
+    which runs it at that revision: each node process of the suite costs about a CPU-second."""
+    code, output, out_dir = requirements_run(spec or "2025-11-25")
+    _check_scenario(out_dir, scenario, successes, must_pass, output)
+
+
+def _check_scenario(out_dir, scenario, successes, must_pass, output):
+    found = glob.glob(os.path.join(str(out_dir), scenario + "-*", "checks.json"))
+    assert found, "no checks.json written for %s:\n%s" % (scenario, output[-3000:])
     with open(found[0]) as f:
         checks = json.load(f)
     by_status = {}
@@ -110,21 +147,41 @@ def test_scenario(tmp_path, version, spec, scenario, successes, must_pass):
         by_status.setdefault(check["status"], []).append(check)
     bad = by_status.get("FAILURE", []) + by_status.get("WARNING", [])
     assert not bad, "failed checks: %s\n%s" % (json.dumps(bad, indent=1)[:3000], output[-3000:])
-    assert code == 0, output[-3000:]
     passed = [c["id"] for c in by_status.get("SUCCESS", [])]
     assert len(passed) == successes, "expected %d SUCCESS checks, got %s" % (successes, passed)
     assert set(must_pass) <= set(passed)
 
 
-def _check_baseline(version, args, tmp_path):
+def _check_baseline(version, args, out_dir):
     baseline = os.path.join(peers.HERE, "conformance-expected-failures-%s.yml" % version)
-    code, output = _run(version, args + ["--expected-failures", baseline], tmp_path)
-    assert code == 0, "baseline %s no longer matches:\n%s" % (os.path.basename(baseline), output[-4000:])
+    code, output = _run(version, args + ["--expected-failures", baseline], out_dir)
+    _assert_baseline(version, code, output)
+    return output
+
+
+def _assert_baseline(version, code, output):
+    baseline = "conformance-expected-failures-%s.yml" % version
+    assert code == 0, "baseline %s no longer matches:\n%s" % (baseline, output[-4000:])
     assert "Baseline check passed" in output or "all failures are expected" in output, output[-2000:]
     totals = re.findall(r"Total: (\d+) passed, (\d+) failed", output)
     assert totals and int(totals[-1][0]) > 0, "no scenario ran:\n%s" % output[-2000:]
     assert "\u2717" not in output, output[-4000:]  # no failing scenario line, expected or not
-    return output
+
+
+@pytest.fixture(scope="module")
+def requirements_run(tmp_path_factory):
+    """requirements_run(revision) -> (exit code, output, output directory) of the suite's
+    requirements run at that revision (against its expected failures): once per test process."""
+    runs = {}
+
+    def get(revision):
+        if revision not in runs:
+            out_dir = tmp_path_factory.mktemp("requirements-" + revision)
+            baseline = os.path.join(peers.HERE, "conformance-expected-failures-0.2.0.yml")
+            runs[revision] = _run("0.2.0", ["--requirements", revision, "--expected-failures", baseline],
+                                  out_dir) + (out_dir,)
+        return runs[revision]
+    return get
 
 
 @pytest.mark.parametrize("version, spec, suite", BASELINE_SUITES,
@@ -133,8 +190,10 @@ def test_auth_expected_failures(tmp_path, version, spec, suite):
     _check_baseline(version, ["--suite", suite] + (["--spec-version", spec] if spec else []), tmp_path)
 
 
+@pytest.mark.xdist_group("conformance-requirements")
 @pytest.mark.parametrize("revision", REQUIREMENTS)
-def test_requirements_of_each_revision(tmp_path, revision):
-    output = _check_baseline("0.2.0", ["--requirements", revision], tmp_path)
+def test_requirements_of_each_revision(requirements_run, revision):
+    code, output, _ = requirements_run(revision)
+    _assert_baseline("0.2.0", code, output)
     for scenario in ("auth/dpop", "auth/dpop-nonce", "auth/wif-jwt-bearer"):
         assert re.search(r"\u2713 %s: \d+ passed, 0 failed" % re.escape(scenario), output), output[-4000:]
