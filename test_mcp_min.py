@@ -25,7 +25,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "exa
 import calc as calc_example  # noqa: E402  (examples/calc.py; "calc" is the fixture below)
 import fake_server  # noqa: E402
 import mcp_min  # noqa: E402
-from testsupport import NO_SITE, UNDER_WINE, WINE_SLOW_START, cli_argv, processes, wait_for  # noqa: E402
+from testsupport import NO_SITE, UNDER_WINE, WINE_SLOW_START, cli_argv, connect_patiently, processes, wait_for  # noqa: E402
 from mcp_min import (Client, ConnectionClosed, McpError, RequestError, RequestTimeout, ToolError)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -1120,14 +1120,7 @@ def test_http_goes_through_the_environment_proxy(calc_url, monkeypatch):
 
 def test_legacy_sse_stream_survives_a_quiet_server(http_fake):
     server = http_fake(LegacySse)
-    for attempt in range(3):  # the short timeout bounds connecting too, which a loaded machine may take longer for
-        try:
-            c = Client(server.url, timeout=0.5, transport="sse")
-            break
-        except RequestTimeout:
-            if attempt == 2:
-                raise
-    with c:
+    with connect_patiently(lambda: Client(server.url, timeout=0.5, transport="sse")) as c:
         time.sleep(1.0)  # the scenario itself: longer than the read timeout, with nothing sent
         assert c.call("echo", awake=True) == {"awake": True}
 

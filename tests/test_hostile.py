@@ -43,7 +43,7 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 import mcp_min  # noqa: E402
-from testsupport import NO_SITE, run_cli, wait_for  # noqa: E402
+from testsupport import NO_SITE, connect_patiently, run_cli, wait_for  # noqa: E402
 from mcp_min import (Client, ConnectionClosed, HttpError, McpError, RequestCancelled,  # noqa: E402
                      RequestTimeout)
 
@@ -250,17 +250,15 @@ class Peers(object):
 
     def client(self, server, **kwargs):
         """A client connected to ``server``.  A short ``timeout`` (what a case is about) bounds the
-        handshake too, which on a loaded machine may take longer (PyPy's cold JIT beside other test
-        runs did): connecting is tried up to three times; what the case does next is unchanged."""
+        handshake too: connecting is tried again (testsupport.connect_patiently)."""
         kwargs.setdefault("timeout", 5)
-        for attempt in range(3):
+
+        def connect():
             value, err, _ = bounded(lambda: Client(server, **kwargs), kwargs["timeout"] + LIMIT)
-            if not isinstance(err, RequestTimeout):
-                break
-        if err is not None:
-            raise err
-        self.clients.append(value)
-        return value
+            if err is not None:
+                raise err
+            return value
+        return self.track(connect_patiently(connect))
 
     def track(self, client):
         self.clients.append(client)
