@@ -13,7 +13,7 @@ your project.
 How it works
 ------------
 Layers, top to bottom of this file: constants; errors; a JSON-RPC core with no
-I/O (message building, ``Future``, ``_Dispatcher``, which owns request ids, the
+I/O (message building, ``_Request`` and ``Future``, ``_Dispatcher``, which owns request ids, the
 pending requests and the subscriptions, and routes what arrives, and
 ``_Extension``, the interface add-ons plug in through); pure protocol helpers and
 the framing on bytes (``_LineSplitter``: stdio's lines, and the lines of event
@@ -73,11 +73,13 @@ thread can end such a blocking call, and a descriptor still in use is never
 closed: its number could be reused under the blocked call).  A socket is shut
 down instead, which ends both.
 
-Settling.  A ``Future`` (a ``concurrent.futures.Future`` whose state -- what
-``wait()``, ``as_completed()`` and asyncio read -- only changes through the base
-class's public methods, once the outcome is known) is a one-slot mailbox: the
-routing thread puts the raw answer in it; ``result()`` takes it on the waiting
-thread and only there turns it into a value.  So the session's repeats (a new
+Settling.  A request (a ``_Request``; a submitted one is a ``Future``, also a
+``concurrent.futures.Future``, whose state -- what ``wait()``, ``as_completed()``
+and asyncio read -- only changes through the base class's public methods, once
+the outcome is known; ``call()`` waits on a bare ``_Request``, which nobody else
+sees, so it keeps no such state) is a one-slot mailbox: the routing thread puts
+the raw answer in it; ``result()`` takes it on the waiting thread and only there
+turns it into a value.  So the session's repeats (a new
 HTTP session after the old one was found gone, a fresh tools/list after -32020)
 and the input rounds of 2026-07-28 run on the caller's thread, never on a
 reader.  The value is what the request's ``finish(future, result)`` makes of the
