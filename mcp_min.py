@@ -5167,7 +5167,7 @@ class _Session(object):
                 cancellable: bool = True, max_total: float | None = None) -> Any:
         """Send a request and wait for its value (the result dict, or what ``finish`` makes of it)."""
         return self.send_request(_Request, method, params, timeout, progress, finish, True, cancellable,
-                         max_total=max_total).result()
+                                 max_total=max_total).result()
 
     def notify(self, method: str, params: _Json | None = None, renew: bool = True) -> None:
         """Send a notification (``renew``: see _send_message)."""
