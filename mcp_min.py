@@ -13,7 +13,7 @@ your project.
 How it works
 ------------
 Layers, top to bottom of this file: constants; errors; a JSON-RPC core with no
-I/O (message building, ``Future``, ``_Dispatcher``, which owns request ids, the
+I/O (message building, ``_Request`` and ``Future``, ``_Dispatcher``, which owns request ids, the
 pending requests and the subscriptions, and routes what arrives, and
 ``_Extension``, the interface add-ons plug in through); pure protocol helpers and
 the framing on bytes (``_LineSplitter``: stdio's lines, and the lines of event
@@ -73,11 +73,13 @@ thread can end such a blocking call, and a descriptor still in use is never
 closed: its number could be reused under the blocked call).  A socket is shut
 down instead, which ends both.
 
-Settling.  A ``Future`` (a ``concurrent.futures.Future`` whose state -- what
-``wait()``, ``as_completed()`` and asyncio read -- only changes through the base
-class's public methods, once the outcome is known) is a one-slot mailbox: the
-routing thread puts the raw answer in it; ``result()`` takes it on the waiting
-thread and only there turns it into a value.  So the session's repeats (a new
+Settling.  A request (a ``_Request``; a submitted one is a ``Future``, also a
+``concurrent.futures.Future``, whose state -- what ``wait()``, ``as_completed()``
+and asyncio read -- only changes through the base class's public methods, once
+the outcome is known; ``call()`` waits on a bare ``_Request``, which nobody else
+sees, so it keeps no such state) is a one-slot mailbox: the routing thread puts
+the raw answer in it; ``result()`` takes it on the waiting thread and only there
+turns it into a value.  So the session's repeats (a new
 HTTP session after the old one was found gone, a fresh tools/list after -32020)
 and the input rounds of 2026-07-28 run on the caller's thread, never on a
 reader.  The value is what the request's ``finish(future, result)`` makes of the
@@ -919,11 +921,12 @@ if hasattr(os, "register_at_fork"):
 if TYPE_CHECKING:
     _FutureBase = concurrent.futures.Future[Any]
     _Outcome = Tuple[Any, Optional[McpError]]  # (value, error) of a settled request
+    _R = TypeVar("_R", bound="_Request")  # a _Request or a Future: what _Session.send_request makes
 else:
     _FutureBase = concurrent.futures.Future  # (subscripted at run time only from Python 3.9)
 
 
-def _settles_at_once(answer: _Json | BaseException, fut: Future | None = None) -> bool:
+def _settles_at_once(answer: _Json | BaseException, fut: _Request | None = None) -> bool:
     """Whether ``_Session._settle`` can make an outcome of this raw answer (to ``fut``) without
     another round trip.  Not for: a forgotten HTTP session (404), a -32020 or -32042 error
     (the request is repeated), a result asking for input or one an add-on claims (a task it
@@ -939,59 +942,43 @@ def _settles_at_once(answer: _Json | BaseException, fut: Future | None = None) -
     return not (type(error) is dict and error.get("code") in (HEADER_MISMATCH, URL_ELICITATION_REQUIRED))
 
 
-class Future(_FutureBase):
-    """The pending outcome of one request, as returned by ``Client.submit`` and
-    ``Client.submit_request``: a ``concurrent.futures.Future``.
+class _Request(object):
+    """The pending outcome of one request: what the session, the transports and the add-ons
+    use (the answer's slot, the latch, settling once, the deadline, withdrawing).
 
-    So ``concurrent.futures.wait()``, ``as_completed()`` and ``asyncio.wrap_future()``
-    take it.  ``done()`` means what it means there: ``result()`` returns at once.  So an
-    answer that needs more round trips first (a new HTTP session, a fresh tools/list,
-    input rounds, a task) is followed up on a thread of its own before the Future is
-    done.  Differences: ``result()`` and ``exception()`` wait at most until the request's
-    deadline (then the request is cancelled and RequestTimeout raised); ``cancel()``
-    works while the server runs the request (the server is told; ``cancelled()`` is then
-    true and ``result()`` raises RequestCancelled, a ``concurrent.futures.CancelledError``),
-    so ``running()`` means "sent and not done"; a failed or cancelled request raises its
-    McpError from ``result()`` and ``exception()`` returns it.  The request's answer sets
-    the outcome: ``set_result()`` and the other executor-side methods are refused.
-
-    Done callbacks run on the client's ``mcp_min-events`` thread, in order with
-    notifications and progress (never on a thread that reads from the server), also
-    when the Future was already done; after ``close()``, on the thread that adds them.
-    A done callback (``asyncio.wrap_future`` adds one) also has the request end at its
-    deadline when no thread waits for it in ``result()``.
+    ``call()`` and ``request()`` wait on one of these: a request nobody else sees needs
+    none of the ``concurrent.futures`` state and locks that ``Future`` (the submitted
+    kind, built on this) keeps for ``wait()``, ``as_completed()`` and asyncio.
     """
 
     id: int
     method: str
     __slots__ = ("id", "method", "_params", "_timeout", "_deadline", "_progress", "_finish", "_cancellable",
                  "_intercept", "_claim", "_background", "_post", "_arrived", "_opened", "_answer", "_outcome",
-                 "_settling", "_settle", "_withdraw", "_keepalive", "_storing", "_callbacks", "_watched")
+                 "_settling", "_settle", "_withdraw", "_keepalive", "_storing", "__weakref__")
 
     def __init__(self, request_id: int, method: str, params: _Json | None, timeout: float | None,
-                 progress: _Progress | None, settle: Callable[[Future, Any], Any],
-                 withdraw: Callable[[Future, McpError], bool],
-                 finish: Callable[[Future, _Json], Any] | None = None, cancellable: bool = True,
+                 progress: _Progress | None, settle: Callable[[_Request, Any], Any],
+                 withdraw: Callable[[_Request, McpError], bool],
+                 finish: Callable[[_Request, _Json], Any] | None = None, cancellable: bool = True,
                  background: _Threads | bool = False, post: Callable[..., bool] | None = None) -> None:
-        # The state wait(), as_completed() and asyncio read is the base class's: only _store drives
-        # it, through its public methods.  This class keeps the answer and the outcome beside it.
-        concurrent.futures.Future.__init__(self)
         self.id = request_id
         self.method = method
         self._params = params
         self._timeout = timeout  # seconds or None, for messages
         self._deadline = _deadline_after(timeout)
         self._progress = progress
-        self._finish = finish  # (future, result dict) -> the caller's value (None: the dict itself)
+        self._finish = finish  # (request, result dict) -> the caller's value (None: the dict itself)
         self._cancellable = cancellable  # initialize and the discovery probe must not be cancelled
-        # (future, answer) -> True when it takes the answer over (see _Dispatcher)
-        self._intercept: Callable[[Future, _Json], bool] | None = None
-        # (future, result) -> the finish of the add-on that takes a result over, or None; set by the
+        # (request, answer) -> True when it takes the answer over (see _Dispatcher)
+        self._intercept: Callable[[_Request, _Json], bool] | None = None
+        # (request, result) -> the finish of the add-on that takes a result over, or None; set by the
         # session when some add-on may claim this method's results (None: none may, nothing to ask)
-        self._claim: Callable[[Future, _Json], Callable[[Future, _Json], Any] | None] | None = None
-        # Truthy: nobody waits on it yet, so it is settled off the routing thread: on mcp_min-events
-        # (through ``post``), or when that takes round trips on a thread of its own, owned by the
-        # client's _Threads (the session passes it), whose close() then waits for that thread.
+        self._claim: Callable[[_Request, _Json], Callable[[_Request, _Json], Any] | None] | None = None
+        # Truthy: nobody waits on it yet (a submitted Future), so it is settled off the routing
+        # thread: on mcp_min-events (through ``post``), or when that takes round trips on a thread
+        # of its own, owned by the client's _Threads (the session passes it), whose close() then
+        # waits for that thread.
         self._background = background
         self._post = post  # (fn, *args) -> True once queued on mcp_min-events (None: run here)
         # The one slot: the answer message, or the McpError that ended the request.
@@ -1002,34 +989,12 @@ class Future(_FutureBase):
         self._outcome: _Outcome | None = None  # (value, error) once settled: then done
         self._settling = threading.Lock()  # several threads may wait; one settles
         self._storing = threading.Lock()  # the first outcome stored stays (see _store)
-        self._settle = settle  # (future, answer) -> value; may block (input rounds)
-        self._withdraw = withdraw  # (future, error) -> True once it ended the request with ``error``
+        self._settle = settle  # (request, answer) -> value; may block (input rounds)
+        self._withdraw = withdraw  # (request, error) -> True once it ended the request with ``error``
         self._keepalive: object = None  # the Client, while this is pending (a one-liner's client lives on)
-        self._callbacks: List[Callable[[Future], object]] = []
-        self._watched: List[Any] | None = None  # its entry in mcp_min-deadlines (see _watch_deadline)
 
     def __repr__(self) -> str:
-        state = "cancelled" if self.cancelled() else "finished" if self.done() else "running"
-        return "<mcp_min.Future %s %s %s>" % (self.id, self.method, state)
-
-    # -- the concurrent.futures protocol (done() and cancelled() are the base class's) --------
-    def running(self) -> bool:
-        """True while the request is out and not done (it can still be cancelled)."""
-        return not self.done()
-
-    def cancel(self, reason: str = "cancelled by the client") -> bool:
-        """Withdraw the request: the server is told, ``cancelled()`` is true and ``result()``
-        raises RequestCancelled.
-
-        Returns False when it is too late: the request has ended (cancelled before
-        included), or its answer is in (and any follow-up of it runs to its end).
-        """
-        error = RequestCancelled("%s %s" % (self.method, reason))
-        error._by_cancel = True  # (withdrawing may settle the Future on this thread: marked first)
-        if not self._withdraw(self, error):
-            return False
-        self._store((None, error))  # cancelled now, whichever thread settles the withdrawal
-        return True
+        return "<mcp_min request %s %s %s>" % (self.id, self.method, "running" if self._outcome is None else "finished")
 
     def result(self, timeout: float | None = None) -> Any:
         """Wait for the outcome and return the value (or raise the request's McpError).
@@ -1044,7 +1009,7 @@ class Future(_FutureBase):
             try:
                 raise error
             finally:
-                # A stored error's traceback must not hold this Future (or, through frames, the
+                # A stored error's traceback must not hold this request (or, through frames, the
                 # Client that made it): such a cycle keeps a dropped client's server alive until
                 # the garbage collector happens to run.
                 del self, error
@@ -1055,31 +1020,9 @@ class Future(_FutureBase):
         was cancelled), or None when it succeeded."""
         return (self._outcome or self._settled(self._wait(timeout)))[1]
 
-    def add_done_callback(self, fn: Callable[[Future], object]) -> None:
-        """Call ``fn(future)`` once the Future is done (see the class docstring for the thread)."""
-        with self._storing:
-            if self._outcome is None:
-                self._callbacks.append(fn)
-                if self._watched is None and self._background and self._deadline is not None:
-                    self._watch_deadline()
-                return
-        self._call_back([fn])
-
-    def set_running_or_notify_cancel(self) -> bool:
-        """Refused: a request runs from the moment it is sent."""
-        raise RuntimeError("%r runs from the moment its request is sent" % self)
-
-    def set_result(self, result: Any) -> None:
-        """Refused: the request's answer sets the outcome."""
-        raise concurrent.futures.InvalidStateError("%r is set by its request's answer" % self)
-
-    def set_exception(self, exception: BaseException | None) -> None:
-        """Refused: the request's answer sets the outcome."""
-        raise concurrent.futures.InvalidStateError("%r is set by its request's answer" % self)
-
     # -- settling (the client's side) -------------------------------------------------
     def _put(self, answer: _Json | BaseException) -> None:
-        # By whoever removed this future from the pending map: exactly once (a second answer
+        # By whoever removed this request from the pending map: exactly once (a second answer
         # would be a bug elsewhere; it is ignored rather than raising on a reader thread).
         if self._answer is not None:
             return
@@ -1147,45 +1090,24 @@ class Future(_FutureBase):
             return None, McpError("settling the answer to %s failed: %r" % (self.method, e))
 
     def _store(self, outcome: _Outcome, here: bool = False) -> _Outcome:
-        """Keep the first outcome and make the Future done with it: the base class's state,
-        the latch, then the done callbacks (``here``: this is mcp_min-events).  Returns the
-        outcome that stays."""
-        base = concurrent.futures.Future
+        """Keep the first outcome and make the request done with it: what a Future shows of it
+        (``_publish``), the latch, then what a Future does once done (``here``: this is
+        mcp_min-events).  Returns the outcome that stays."""
         with self._storing:
             if self._outcome is not None:
                 return self._outcome
             self._outcome = outcome
             self._keepalive = None
-            value, error = outcome
-            # (Each wakes concurrent.futures' waiters, which take no lock of ours and run no user code.)
-            if error is None:
-                base.set_result(self, value)
-            elif getattr(error, "_by_cancel", False) and base.cancel(self):
-                base.set_running_or_notify_cancel(self)  # (what wait() and as_completed() count)
-            else:
-                base.set_exception(self, error)
+            after = self._publish(outcome)
             self._open_held()
-            callbacks, self._callbacks = self._callbacks, []
-            watched, self._watched = self._watched, None
-        if watched is not None:
-            _unwatch(watched)
-        if callbacks:
-            if here:
-                self._run_callbacks(callbacks)
-            else:
-                self._call_back(callbacks)
+        if after is not None:
+            after(here)
         return outcome
 
-    def _call_back(self, callbacks: List[Callable[[Future], object]]) -> None:
-        if self._post is None or not self._post(self._run_callbacks, callbacks):
-            self._run_callbacks(callbacks)
-
-    def _run_callbacks(self, callbacks: List[Callable[[Future], object]]) -> None:
-        for fn in callbacks:
-            try:
-                fn(self)
-            except Exception:
-                _log.exception("done callback %r of %s failed", fn, self.method)
+    def _publish(self, outcome: _Outcome) -> Callable[[bool], object] | None:
+        """Under _storing, as the outcome is stored: nothing here (nobody else sees this
+        request).  A Future's sets its public state and returns what runs after the lock."""
+        return None
 
     def _wait(self, timeout: float | None = None) -> _Json | BaseException | None:
         """Wait until the answer is in; the raw answer (a message dict, or the McpError that
@@ -1213,6 +1135,136 @@ class Future(_FutureBase):
         if not self._withdraw(self, error) and not self._take(0):
             # The answer came and is being followed up on another thread: the deadline still wins.
             self._store((None, error))
+
+    def _take(self, wait: float | None) -> bool:
+        """True once the latch is open, False when ``wait`` seconds (None: no limit) pass first."""
+        if not self._arrived.acquire(True, -1 if wait is None else wait):
+            return False
+        self._arrived.release()  # the latch stays open for every other waiter
+        return True
+
+
+class Future(_Request, _FutureBase):
+    """The pending outcome of one request, as returned by ``Client.submit`` and
+    ``Client.submit_request``: a ``concurrent.futures.Future``.
+
+    So ``concurrent.futures.wait()``, ``as_completed()`` and ``asyncio.wrap_future()``
+    take it.  ``done()`` means what it means there: ``result()`` returns at once.  So an
+    answer that needs more round trips first (a new HTTP session, a fresh tools/list,
+    input rounds, a task) is followed up on a thread of its own before the Future is
+    done.  Differences: ``result()`` and ``exception()`` wait at most until the request's
+    deadline (then the request is cancelled and RequestTimeout raised); ``cancel()``
+    works while the server runs the request (the server is told; ``cancelled()`` is then
+    true and ``result()`` raises RequestCancelled, a ``concurrent.futures.CancelledError``),
+    so ``running()`` means "sent and not done"; a failed or cancelled request raises its
+    McpError from ``result()`` and ``exception()`` returns it.  The request's answer sets
+    the outcome: ``set_result()`` and the other executor-side methods are refused.
+
+    Done callbacks run on the client's ``mcp_min-events`` thread, in order with
+    notifications and progress (never on a thread that reads from the server), also
+    when the Future was already done; after ``close()``, on the thread that adds them.
+    A done callback (``asyncio.wrap_future`` adds one) also has the request end at its
+    deadline when no thread waits for it in ``result()``.
+    """
+
+    __slots__ = ("_callbacks", "_watched")
+
+    def __init__(self, request_id: int, method: str, params: _Json | None, timeout: float | None,
+                 progress: _Progress | None, settle: Callable[[_Request, Any], Any],
+                 withdraw: Callable[[_Request, McpError], bool],
+                 finish: Callable[[_Request, _Json], Any] | None = None, cancellable: bool = True,
+                 background: _Threads | bool = False, post: Callable[..., bool] | None = None) -> None:
+        # The state wait(), as_completed() and asyncio read is the base class's: only _publish
+        # drives it, through its public methods.  The request keeps the answer and the outcome.
+        concurrent.futures.Future.__init__(self)
+        _Request.__init__(self, request_id, method, params, timeout, progress, settle, withdraw, finish,
+                          cancellable, background, post)
+        self._callbacks: List[Callable[[Future], object]] = []
+        self._watched: List[Any] | None = None  # its entry in mcp_min-deadlines (see _watch_deadline)
+
+    def __repr__(self) -> str:
+        state = "cancelled" if self.cancelled() else "finished" if self.done() else "running"
+        return "<mcp_min.Future %s %s %s>" % (self.id, self.method, state)
+
+    # -- the concurrent.futures protocol (done() and cancelled() are the base class's) --------
+    def running(self) -> bool:
+        """True while the request is out and not done (it can still be cancelled)."""
+        return not self.done()
+
+    def cancel(self, reason: str = "cancelled by the client") -> bool:
+        """Withdraw the request: the server is told, ``cancelled()`` is true and ``result()``
+        raises RequestCancelled.
+
+        Returns False when it is too late: the request has ended (cancelled before
+        included), or its answer is in (and any follow-up of it runs to its end).
+        """
+        error = RequestCancelled("%s %s" % (self.method, reason))
+        error._by_cancel = True  # (withdrawing may settle the Future on this thread: marked first)
+        if not self._withdraw(self, error):
+            return False
+        self._store((None, error))  # cancelled now, whichever thread settles the withdrawal
+        return True
+
+    def add_done_callback(self, fn: Callable[[Future], object]) -> None:
+        """Call ``fn(future)`` once the Future is done (see the class docstring for the thread)."""
+        with self._storing:
+            if self._outcome is None:
+                self._callbacks.append(fn)
+                if self._watched is None and self._background and self._deadline is not None:
+                    self._watch_deadline()
+                return
+        self._call_back([fn])
+
+    def set_running_or_notify_cancel(self) -> bool:
+        """Refused: a request runs from the moment it is sent."""
+        raise RuntimeError("%r runs from the moment its request is sent" % self)
+
+    def set_result(self, result: Any) -> None:
+        """Refused: the request's answer sets the outcome."""
+        raise concurrent.futures.InvalidStateError("%r is set by its request's answer" % self)
+
+    def set_exception(self, exception: BaseException | None) -> None:
+        """Refused: the request's answer sets the outcome."""
+        raise concurrent.futures.InvalidStateError("%r is set by its request's answer" % self)
+
+    # -- done (the client's side) --------------------------------------------------------
+    def _publish(self, outcome: _Outcome) -> Callable[[bool], object] | None:
+        # Under _storing: the base class's state, then the done callbacks and the deadline watch
+        # taken out, for _done to run after the lock (each of the base class's methods wakes
+        # concurrent.futures' waiters, which take no lock of ours and run no user code).
+        base = concurrent.futures.Future
+        value, error = outcome
+        if error is None:
+            base.set_result(self, value)
+        elif getattr(error, "_by_cancel", False) and base.cancel(self):
+            base.set_running_or_notify_cancel(self)  # (what wait() and as_completed() count)
+        else:
+            base.set_exception(self, error)
+        callbacks, watched = self._callbacks, self._watched
+        if not callbacks and watched is None:
+            return None
+        self._callbacks, self._watched = [], None
+        return lambda here: self._done(callbacks, watched, here)  # (what _store runs after the lock)
+
+    def _done(self, callbacks: List[Callable[[Future], object]], watched: List[Any] | None, here: bool) -> None:
+        if watched is not None:
+            _unwatch(watched)
+        if callbacks:
+            if here:
+                self._run_callbacks(callbacks)
+            else:
+                self._call_back(callbacks)
+
+    def _call_back(self, callbacks: List[Callable[[Future], object]]) -> None:
+        if self._post is None or not self._post(self._run_callbacks, callbacks):
+            self._run_callbacks(callbacks)
+
+    def _run_callbacks(self, callbacks: List[Callable[[Future], object]]) -> None:
+        for fn in callbacks:
+            try:
+                fn(self)
+            except Exception:
+                _log.exception("done callback %r of %s failed", fn, self.method)
 
     # A submitted Future with a done callback (asyncio.wrap_future adds one) may have nobody in
     # result() to end it at its deadline: mcp_min-deadlines does, on a thread of its own.
@@ -1242,13 +1294,6 @@ class Future(_FutureBase):
             return
         self._end_at_deadline()
 
-    def _take(self, wait: float | None) -> bool:
-        """True once the latch is open, False when ``wait`` seconds (None: no limit) pass first."""
-        if not self._arrived.acquire(True, -1 if wait is None else wait):
-            return False
-        self._arrived.release()  # the latch stays open for every other waiter
-        return True
-
 
 class _AtDeadline(object):
     """A Future's entry in mcp_min-deadlines, which calls ``cut()`` when its deadline passes."""
@@ -1271,9 +1316,9 @@ class _ProgressClock(object):
 
     def __init__(self, callback: _Progress | None, window: float, total: float) -> None:
         self.callback, self.window, self.total = callback, window, total
-        self.following: Future | None = None  # the Future of a call that became a task, while it is followed
+        self.following: _Request | None = None  # the request of a call that became a task, while it is followed
 
-    def tick(self, fut: Future) -> None:
+    def tick(self, fut: _Request) -> None:
         fut._deadline = min(_deadline_after(self.window), self.total)
 
     def __call__(self, progress: Any, total: Any, message: Any) -> None:
@@ -1286,7 +1331,7 @@ class _ProgressClock(object):
 
 # -- routing -------------------------------------------------------------------
 
-def _in_time(fut: Future, answer: _Json | McpError) -> _Json | McpError:
+def _in_time(fut: _Request, answer: _Json | McpError) -> _Json | McpError:
     """What a request's Future gets when its answer (a message, or the McpError that ended
     the request) is routed: ``answer``, or RequestTimeout once the request's deadline has
     passed ("The deadline wins" in the module docstring: some servers answer a request cut at
@@ -1332,7 +1377,7 @@ class _Dispatcher(object):
         self._on_closed = on_closed
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
-        self._pending: Dict[object, Future] = {}  # request id -> Future
+        self._pending: Dict[object, _Request] = {}  # request id -> request
         # listen request id (or, handshake era, a token) -> Subscription
         self._subscriptions: Dict[object, Subscription] = {}
         # The ConnectionClosed that ended the connection: later requests fail at once.
@@ -1342,7 +1387,7 @@ class _Dispatcher(object):
     def next_id(self) -> int:
         return next(self._ids)  # (itertools.count is atomic: one call of C code; no lock to contend for)
 
-    def add(self, fut: Future, subscription: Subscription | None = None) -> None:
+    def add(self, fut: _Request, subscription: Subscription | None = None) -> None:
         """Register a request about to be sent (so its answer finds it).  Raises the
         connection's error when it is gone."""
         with self._lock:
@@ -1352,12 +1397,12 @@ class _Dispatcher(object):
             if subscription is not None:  # registered before sending: no notification can miss it
                 self._subscriptions[fut.id] = subscription
 
-    def withdraw(self, request_id: object) -> Future | None:
-        """Remove a pending request; returns its Future, or None when it had already ended."""
+    def withdraw(self, request_id: object) -> _Request | None:
+        """Remove a pending request; returns its request, or None when it had already ended."""
         with self._lock:
             return self._pending.pop(request_id, None)
 
-    def pending(self, request_id: object) -> Future | None:
+    def pending(self, request_id: object) -> _Request | None:
         with self._lock:
             return self._pending.get(request_id)
 
@@ -1488,7 +1533,7 @@ class _Extension(object):
         """Add to the capabilities we declare (``modern``: 2026-07-28, sent in every request's
         _meta; ``newest``: 2025-11-25 or later)."""
 
-    def claim(self, fut: Future, result: _Json) -> Callable[[Future, _Json], Any] | None:
+    def claim(self, fut: _Request, result: _Json) -> Callable[[_Request, _Json], Any] | None:
         """Whether this add-on takes a result of ``fut`` over: None (the session finishes it:
         ``check``, then the request's own finish), or the finish that makes the caller's value
         instead (on the settling thread, round trips allowed; it may hand a final result back
@@ -1501,7 +1546,7 @@ class _Extension(object):
         ``result`` to the server's ``method`` request (``params``: the server's), before it goes
         on; raise an McpError to refuse it (to the server: a RequestError)."""
 
-    def withdraw(self, fut: Future, error: McpError) -> bool:
+    def withdraw(self, fut: _Request, error: McpError) -> bool:
         """End, with ``error``, what a claim still follows for ``fut`` (no longer pending);
         True when it did."""
         return False
@@ -4359,7 +4404,7 @@ class _Extensions(object):
         for ext in self.all:
             ext.declare(caps, modern, newest)
 
-    def claim(self, fut: Future, result: _Json) -> Callable[[Future, _Json], Any] | None:
+    def claim(self, fut: _Request, result: _Json) -> Callable[[_Request, _Json], Any] | None:
         for ext in self.claiming.get(fut.method, ()):
             finish = ext.claim(fut, result)
             if finish is not None:
@@ -4370,7 +4415,7 @@ class _Extensions(object):
         for ext in self._checking.get(method, ()):
             ext.check(method, params, result)
 
-    def withdraw(self, fut: Future, error: McpError) -> bool:
+    def withdraw(self, fut: _Request, error: McpError) -> bool:
         return any(ext.withdraw(fut, error) for ext in self.watching.get(fut.method, ()))
 
     def notification(self, method: str, params: _Json) -> None:
@@ -4676,7 +4721,7 @@ class _Keep(object):
         self.context = session.transport.authorization  # what the request is about to carry
         self.after_input = False
 
-    def __call__(self, fut: Future, result: _Json) -> _Json:
+    def __call__(self, fut: _Request, result: _Json) -> _Json:
         if not self.after_input:
             self.session.keep(self.key, result, _ttl_of(result), result.get("cacheScope"), self.context)
         return result
@@ -5055,14 +5100,26 @@ class _Session(object):
             raise self.dispatcher.error
 
     def submit(self, method: str, params: _Json | None = None, timeout: float | None = _DEFAULT,
-               progress: _Progress | None = None, finish: Callable[[Future, _Json], Any] | None = None,
+               progress: _Progress | None = None, finish: Callable[[_Request, _Json], Any] | None = None,
                wait_here: bool = False, cancellable: bool = True, subscription: Subscription | None = None,
-               keepalive: object = None, intercept: Callable[[Future, _Json], bool] | None = None,
+               keepalive: object = None, intercept: Callable[[_Request, _Json], bool] | None = None,
                max_total: float | None = None) -> Future:
-        """Send a request; return its Future.  ``timeout`` is seconds, None for no deadline, or
-        _DEFAULT for the client's.  ``wait_here``: the caller waits next, so HTTP may read the
-        answer on this thread.  ``max_total`` (seconds): the deadline follows progress
-        (reset_on_progress), never past this.  Nothing is pending when this raises."""
+        """Send a request; return its Future (see ``send_request``)."""
+        return self.send_request(Future, method, params, timeout, progress, finish, wait_here, cancellable,
+                                 subscription, keepalive, intercept, max_total)
+
+    def send_request(self, kind: Type[_R], method: str, params: _Json | None = None,
+                     timeout: float | None = _DEFAULT, progress: _Progress | None = None,
+                     finish: Callable[[_Request, _Json], Any] | None = None, wait_here: bool = False,
+                     cancellable: bool = True, subscription: Subscription | None = None, keepalive: object = None,
+                     intercept: Callable[[_Request, _Json], bool] | None = None,
+                     max_total: float | None = None) -> _R:
+        """Send a request; return its ``kind``: a Future (submitted: others may see it), or a
+        _Request when only the caller waits for it (``wait_here``, next).  ``timeout`` is
+        seconds, None for no deadline, or _DEFAULT for the client's.  ``wait_here``: the caller
+        waits next, so HTTP may read the answer on this thread.  ``max_total`` (seconds): the
+        deadline follows progress (reset_on_progress), never past this.  Nothing is pending
+        when this raises."""
         timeout = self.request_timeout if timeout is _DEFAULT else timeout
         if max_total is not None and timeout is not None and not isinstance(progress, _ProgressClock):
             progress = _ProgressClock(progress, timeout, _deadline_after(max_total))  # (asks for progress)
@@ -5083,8 +5140,8 @@ class _Session(object):
         msg = _message(method, params, rid)
         era = self.era
         data = era.encode(msg)  # ValueError for what JSON cannot carry, before anything is pending
-        fut = Future(rid, method, params, timeout, progress, self._settle, self._withdraw, finish, cancellable,
-                     not wait_here and self.inbox.threads, self.inbox.events.put)
+        fut = kind(rid, method, params, timeout, progress, self._settle, self._withdraw, finish, cancellable,
+                   not wait_here and self.inbox.threads, self.inbox.events.put)
         if fut._timeout == 0:  # no time left (Python's convention for 0 and less): nothing is sent
             fut._put(RequestTimeout("no time left for %s (timeout 0 or less): not sent" % method))
             return fut
@@ -5106,10 +5163,11 @@ class _Session(object):
         return fut
 
     def request(self, method: str, params: _Json | None = None, timeout: float | None = _DEFAULT,
-                progress: _Progress | None = None, finish: Callable[[Future, _Json], Any] | None = None,
+                progress: _Progress | None = None, finish: Callable[[_Request, _Json], Any] | None = None,
                 cancellable: bool = True, max_total: float | None = None) -> Any:
         """Send a request and wait for its value (the result dict, or what ``finish`` makes of it)."""
-        return self.submit(method, params, timeout, progress, finish, True, cancellable, max_total=max_total).result()
+        return self.send_request(_Request, method, params, timeout, progress, finish, True, cancellable,
+                                 max_total=max_total).result()
 
     def notify(self, method: str, params: _Json | None = None, renew: bool = True) -> None:
         """Send a notification (``renew``: see _send_message)."""
@@ -5159,7 +5217,7 @@ class _Session(object):
             _log.debug("could not answer the server's request %r: %s", answer.get("id"), e)
 
     # -- settling (on the waiting thread) --------------------------------------------
-    def _withdraw(self, fut: Future, error: McpError) -> bool:
+    def _withdraw(self, fut: _Request, error: McpError) -> bool:
         """End a request with ``error`` and tell the server; False if it had already ended.
         (What an add-on follows after the answer, a task, the add-on ends.)"""
         if self.dispatcher.withdraw(fut.id) is None:
@@ -5182,7 +5240,7 @@ class _Session(object):
         except McpError as e:
             _log.debug("could not send notifications/cancelled: %s", e)
 
-    def _settle(self, fut: Future, answer: _Json | McpError) -> Any:
+    def _settle(self, fut: _Request, answer: _Json | McpError) -> Any:
         """The value of a request's answer, after the one repeat the protocol may ask for: what
         the finish of an add-on that claims the result makes of it (a task's: following it),
         else ``finished``."""
@@ -5206,13 +5264,13 @@ class _Session(object):
         except Exception as e:  # the server's result did not have the shape we rely on
             raise McpError("malformed answer to %s: %s: %s" % (fut.method, type(e).__name__, e))
 
-    def finished(self, fut: Future, result: _Json) -> Any:
+    def finished(self, fut: _Request, result: _Json) -> Any:
         """The caller's value of a final result: the add-ons' checks (OutputValidationError),
         then ``fut._finish(fut, result)`` (None: the result dict itself)."""
         self.extensions.check(fut.method, fut._params, result)
         return result if fut._finish is None else fut._finish(fut, result)
 
-    def _repeat_if_asked(self, fut: Future, answer: _Json | McpError) -> _Json | McpError:
+    def _repeat_if_asked(self, fut: _Request, answer: _Json | McpError) -> _Json | McpError:
         """The answer after the one repeat an error may ask for: a new HTTP session (404), a
         fresh tools/list (-32020), URLs the user visited (-32042); else ``answer`` itself."""
         if isinstance(answer, _SessionExpired):
@@ -5232,13 +5290,13 @@ class _Session(object):
                 return self._repeat(fut, lambda: None)  # the user went there: once more
         return answer
 
-    def _repeat(self, fut: Future, prepare: Callable[[], object], params: _Json | None = None) -> _Json | McpError:
+    def _repeat(self, fut: _Request, prepare: Callable[[], object], params: _Json | None = None) -> _Json | McpError:
         """Send ``fut``'s request again (after ``prepare()``), with what is left of its
         deadline; returns the new raw answer (a repeat is not repeated)."""
         try:
             prepare()
-            again = self.submit(fut.method, fut._params if params is None else params, _remaining(fut._deadline),
-                                fut._progress, wait_here=True, cancellable=fut._cancellable)
+            again = self.send_request(_Request, fut.method, fut._params if params is None else params,
+                              _remaining(fut._deadline), fut._progress, wait_here=True, cancellable=fut._cancellable)
         except McpError as e:
             return e
         answer = again._wait()
@@ -5247,7 +5305,7 @@ class _Session(object):
         # None: its deadline ended it (the outcome is stored), or an error that is no McpError
         return again.exception(0) or McpError("%s ended without an answer: %r" % (fut.method, answer))
 
-    def _complete(self, fut: Future, result: _Json) -> _Json:
+    def _complete(self, fut: _Request, result: _Json) -> _Json:
         """Check a 2026-07-28 result's resultType and run the input_required rounds."""
         for _ in range(MAX_INPUT_ROUNDS + 1):
             kind = result.get("resultType", "complete")
@@ -5752,7 +5810,7 @@ class Client(object):
         of a tools/list already read, RequestError for a protocol error,
         RequestTimeout, ConnectionClosed.
         """
-        return self._tool_future(name, arguments, kwargs, timeout, progress, _tool_value, True,
+        return self._tool_future(name, arguments, kwargs, timeout, progress, _tool_value, _Request,
                                  total=self._total(timeout, reset_on_progress, max_total)).result()
 
     def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None, /, *,
@@ -5760,7 +5818,7 @@ class Client(object):
                   reset_on_progress: bool = False, max_total: float | None = None, **kwargs: Any) -> Dict[str, Any]:
         """Call a tool like ``call`` and return the raw CallToolResult dict (no ToolError:
         look at its ``isError``)."""
-        result: _Json = self._tool_future(name, arguments, kwargs, timeout, progress, None, True,
+        result: _Json = self._tool_future(name, arguments, kwargs, timeout, progress, None, _Request,
                                           total=self._total(timeout, reset_on_progress, max_total)).result()
         return result
 
@@ -5770,7 +5828,7 @@ class Client(object):
         """Start a tool call and return a Future at once; ``.result()`` gives what
         ``call`` would (``timeout`` is the call's, counted from now).  The Future keeps
         the client alive until it is settled."""
-        return self._tool_future(name, arguments, kwargs, timeout, progress, _tool_value, False,
+        return self._tool_future(name, arguments, kwargs, timeout, progress, _tool_value, Future,
                                  total=self._total(timeout, reset_on_progress, max_total))
 
     def start(self, name: str, arguments: Mapping[str, Any] | None = None, /, *, timeout: float | None = _DEFAULT,
@@ -5784,7 +5842,8 @@ class Client(object):
         gives a Task whose ``id`` is None, its result already there.  ``timeout``
         bounds getting the task made, not the task.
         """
-        task: Task = self._tool_future(name, arguments, kwargs, timeout, progress, None, True, ttl, start=True).result()
+        task: Task = self._tool_future(name, arguments, kwargs, timeout, progress, None, _Request, ttl,
+                                       start=True).result()
         return task
 
     def task(self, task_id: str, *, progress: Callable[..., object] | None = None) -> Task:
@@ -5809,11 +5868,13 @@ class Client(object):
 
     def _tool_future(self, name: str, arguments: Mapping[str, Any] | None, kwargs: Dict[str, Any],
                      timeout: float | None, progress: _Progress | None, value: Callable[[_Json], Any] | None,
-                     wait_here: bool, ttl: float | None = None, total: float | None = None, start: bool = False
-                     ) -> Future:
-        """Submit a tools/call whose task, if it becomes one, is followed (the tasks add-on):
+                     kind: Type[_R], ttl: float | None = None, total: float | None = None, start: bool = False
+                     ) -> _R:
+        """Send a tools/call whose task, if it becomes one, is followed (the tasks add-on):
         ``value`` makes the caller's value of its final result (None: the dict itself);
-        ``start`` (Client.start): the caller gets a Task instead."""
+        ``start`` (Client.start): the caller gets a Task instead.  ``kind``: Future for a
+        submitted call, _Request for one the caller waits for next (see _Session.send_request)."""
+        wait_here = kind is _Request
         if not isinstance(name, str):
             raise ValueError("the tool name must be a string, not %r" % (name,))
         args = dict(arguments) if arguments else {}
@@ -5824,7 +5885,7 @@ class Client(object):
         session = self._session
         params = {"name": name, "arguments": args}
         if timeout == 0:  # no time left: submit() sends nothing, and nothing is listed first either
-            return session.submit("tools/call", params, timeout, progress, None, wait_here)  # (no result to finish)
+            return session.send_request(kind, "tools/call", params, timeout, progress, None, wait_here)  # (no finish)
         # Over HTTP with 2026-07-28, x-mcp-header markings (from tools/list) make Mcp-Param-*
         # headers.  They are not fetched before a first call: most tools have none, and a server
         # that misses a header refuses the call with -32020 before running it, which refetches
@@ -5834,8 +5895,8 @@ class Client(object):
         tasks.ask(params, start, ttl)  # (2025-11-25: ask for a task where the tool wants one)
         # Nobody waits on a submitted call: a task it becomes is followed by a thread of its own.
         finish = tasks.handle if start else tasks.finish(value)
-        return session.submit("tools/call", params, timeout, progress, finish, wait_here, keepalive=self,
-                              intercept=None if wait_here else tasks.intercept, max_total=total)
+        return session.send_request(kind, "tools/call", params, timeout, progress, finish, wait_here, keepalive=self,
+                                    intercept=None if wait_here else tasks.intercept, max_total=total)
 
     def list_tools(self, refresh: bool = False, *, timeout: float | None = _DEFAULT) -> List[Dict[str, Any]]:
         """All tools (every page).  Served from cache while the server's ``ttlMs`` allows,
@@ -7829,11 +7890,11 @@ class _Follow(object):
     def __init__(self, value: Callable[[_Json], Any] | None) -> None:
         self.value = value
 
-    def __call__(self, fut: Future, result: _Json) -> Any:
+    def __call__(self, fut: _Request, result: _Json) -> Any:
         return result if self.value is None else self.value(result)
 
 
-def _as_it_is(fut: Future, result: _Json) -> _Json:
+def _as_it_is(fut: _Request, result: _Json) -> _Json:
     """A raw tools/call's task result: the caller's as it came (nothing followed or checked)."""
     return result
 
@@ -7853,11 +7914,11 @@ class _Tasks(_Extension):
         _Extension.__init__(self, session)
         # finish= of Client.start(): the answer becomes a Task, not followed here (kept once, so that
         # claim() knows it by identity)
-        self.handle: Callable[[Future, _Json], Task] = self._handle
+        self.handle: Callable[[_Request, _Json], Task] = self._handle
         self._lock = threading.Lock()
         self._by_id: weakref.WeakValueDictionary[str, Task] = weakref.WeakValueDictionary()  # task id -> Task
         # the call's Future -> the Task it became
-        self._by_future: weakref.WeakKeyDictionary[Future, Task] = weakref.WeakKeyDictionary()
+        self._by_future: weakref.WeakKeyDictionary[_Request, Task] = weakref.WeakKeyDictionary()
         self._tokens: Dict[Any, Task] = {}  # progress token of a 2025-11-25 call that became a task -> Task
         self._support: Dict[str, Any] | None = None  # tool name -> execution.taskSupport (2025-11-25), from tools/list
         self.push: bool | None = None  # False once the server showed it pushes no task status (2026-07-28)
@@ -7869,14 +7930,14 @@ class _Tasks(_Extension):
         elif newest:
             caps["tasks"] = {}
 
-    def claim(self, fut: Future, result: _Json) -> Callable[[Future, _Json], Any] | None:
+    def claim(self, fut: _Request, result: _Json) -> Callable[[_Request, _Json], Any] | None:
         if fut._finish is self.handle:
             return self.handle  # (Client.start: a Task for whatever came)
         if "task" not in result and result.get("resultType") != "task":
             return None  # the usual case, decided cheaply
         return self._followed if isinstance(fut._finish, _Follow) else _as_it_is
 
-    def withdraw(self, fut: Future, error: McpError) -> bool:
+    def withdraw(self, fut: _Request, error: McpError) -> bool:
         with self._lock:
             task = self._by_future.get(fut)
         return task is not None and task._abandon(error)
@@ -7940,7 +8001,7 @@ class _Tasks(_Extension):
         return (self._support or {}).get(name)
 
     # -- tasks made ---------------------------------------------------------------
-    def made(self, fut: Future, result: object) -> Task | None:
+    def made(self, fut: _Request, result: object) -> Task | None:
         """The Task a tools/call result announces, or None for an ordinary result."""
         if fut.method != "tools/call" or not isinstance(result, dict):
             return None
@@ -7964,7 +8025,7 @@ class _Tasks(_Extension):
                 self._tokens[fut.id] = task  # 2025-11-25: progress keeps using the call's token
         return task
 
-    def intercept(self, fut: Future, msg: _Json) -> bool:
+    def intercept(self, fut: _Request, msg: _Json) -> bool:
         """On the routing thread: a submitted call whose answer is a task is followed by a
         thread of its own, and its Future ends with the task (True: the answer is taken)."""
         result = msg.get("result")
@@ -7980,13 +8041,13 @@ class _Tasks(_Extension):
                       self._session.inbox.threads)
         return True
 
-    def _follow(self, task: Task, fut: Future) -> None:
+    def _follow(self, task: Task, fut: _Request) -> None:
         outcome = task._follow_call(fut)
         fut._put(outcome if isinstance(outcome, BaseException) else _response(fut.id, outcome))
 
     finish = _Follow  # finish(value): the finish= of a Client's tools/call
 
-    def _followed(self, fut: Future, result: _Json) -> Any:
+    def _followed(self, fut: _Request, result: _Json) -> Any:
         """The claim's finish: the call's value once its task (if it is one) ended, followed here."""
         task = self.made(fut, result)
         if task is not None:
@@ -7998,7 +8059,7 @@ class _Tasks(_Extension):
             result = outcome
         return self._session.finished(fut, result)
 
-    def _handle(self, fut: Future, result: _Json) -> Task:
+    def _handle(self, fut: _Request, result: _Json) -> Task:
         """Client.start()'s value: a Task for what the call answered (one already done when the
         server answered at once), which checks its outcome against the tool's outputSchema."""
         task = self.made(fut, result) or Task(self._session, None, None, fut._progress, result)
@@ -8099,7 +8160,7 @@ class Task(object):
         return self._abandon(RequestCancelled("task %s was cancelled by the client" % self.id), strict=True)
 
     # -- following ------------------------------------------------------------
-    def _follow_call(self, fut: Future) -> _TaskEnd:
+    def _follow_call(self, fut: _Request) -> _TaskEnd:
         """Follow the task a tool call became, to its outcome (a result dict or an McpError);
         at the call's deadline, or on a failure of ours, the task is cancelled.  With
         reset_on_progress, the task's status changes (which reach its progress callback, the
@@ -9212,7 +9273,7 @@ def _start_call(owner: Client | Group, name: str, arguments: _Json, timeout: flo
     if isinstance(owner, Group):
         server, name = owner._split(name)
         owner = owner.client(server)
-    return owner._tool_future(name, arguments, {}, timeout, None, None, False)
+    return owner._tool_future(name, arguments, {}, timeout, None, None, Future)
 
 
 def _run_tool_calls(owner: Client | Group, calls: Any, provider: str, timeout: float | None

@@ -5,6 +5,7 @@ catch, and the deadline as it was.  The peer is tests/inproc_server.py over Clie
 tool ``sleep`` answers after ``s`` seconds, each request on a thread of its own)."""
 import asyncio
 import concurrent.futures
+import gc
 import os
 import pickle
 import re
@@ -56,20 +57,49 @@ def test_every_future_is_a_concurrent_futures_future(client):
     assert tool.result() == 3 and "tools" in raw.result()
 
 
+def test_a_call_nobody_else_sees_builds_no_concurrent_futures_state(client, monkeypatch):
+    # call() and request() wait on a bare _Request: no Condition made, no base-class state driven.
+    made = []
+    real = concurrent.futures.Future.__init__
+    monkeypatch.setattr(concurrent.futures.Future, "__init__", lambda self: made.append(self) or real(self))
+    assert client.call("add", a=1, b=2) == 3 and "tools" in client.request("tools/list")
+    assert made == []
+    fut = client.submit("add", a=2, b=2)
+    assert made == [fut] and fut.result() == 4
+
+
+def test_a_waiting_call_is_a_pending_request_a_heap_scan_finds(client):
+    # (tests/test_hostile.py's unsettled_futures scans for _Request: it must see a call() in flight)
+    def pending():
+        return [o for o in gc.get_objects() if isinstance(o, mcp_min._Request) and o.method == "tools/call"
+                and o._outcome is None and (o._params or {}).get("arguments") == {"s": 0.5}]
+
+    box = []
+    caller = threading.Thread(target=lambda: box.append(client.call("sleep", s=0.5)))
+    caller.start()
+    assert wait_for(pending, 10)
+    found = pending()
+    assert len(found) == 1 and not isinstance(found[0], mcp_min.Future)
+    caller.join(20)
+    assert box == ["slept"] and found[0]._outcome is not None and not pending()
+
+
 def test_only_public_methods_are_overridden_and_no_private_name_is_shared():
     # The base class's private attributes (_condition, _state, _waiters, _result, _exception,
     # _done_callbacks, _invoke_callbacks, _get_snapshot ...) are its own: none is defined, set or
     # read here, so a new CPython may change them.  A name of ours that a later base class takes
     # up fails here first.
     base = set(dir(concurrent.futures.Future))
+    # (the request bookkeeping a Future is built on, _Request, counts as ours too)
     ours = set(vars(mcp_min.Future)) | set(mcp_min.Future.__slots__)
+    ours |= set(vars(mcp_min._Request)) | set(mcp_min._Request.__slots__)
     shared = {n for n in ours & base if not (n.startswith("__") and n.endswith("__"))}
     assert shared == {"running", "cancel", "result", "exception", "add_done_callback", "set_result",
                       "set_exception", "set_running_or_notify_cancel"}
     with open(os.path.join(ROOT, "mcp_min.py")) as f:
         source = f.read()
     privates = r"\.(_condition|_state|_waiters|_result|_exception|_done_callbacks|_invoke_callbacks|_get_snapshot)\b"
-    body = source.split("\nclass Future(")[1].split("\nclass ")[0]
+    body = source.split("\nclass _Request(")[1].split("\nclass _AtDeadline")[0]  # _Request and Future
     assert re.findall(r"\bself" + privates, body) == []
     assert re.findall(r"\b(?:fut|future)" + privates, source) == [] and "_Future__" not in source
 

@@ -769,11 +769,13 @@ def shared_stdio(tmp_path_factory):
 
 
 def unsettled_futures():
+    # Every request: a call()'s is a mcp_min._Request, a submitted one's a Future (a _Request too);
+    # _outcome is set (under the request's lock) exactly when a Future becomes done().
     out = []
     for o in gc.get_objects():
-        if isinstance(o, mcp_min.Future):
+        if isinstance(o, mcp_min._Request):
             try:
-                if not o.done():
+                if o._outcome is None:
                     out.append(o)
             except AttributeError:  # a Future whose constructor raised: never registered, never pending
                 pass
