@@ -68,20 +68,36 @@ def test_a_call_nobody_else_sees_builds_no_concurrent_futures_state(client, monk
     assert made == [fut] and fut.result() == 4
 
 
-def test_a_waiting_call_is_a_pending_request_a_heap_scan_finds(client):
-    # (tests/test_hostile.py's unsettled_futures scans for _Request: it must see a call() in flight)
+def test_a_waiting_call_is_a_pending_request_a_heap_scan_finds():
+    # (tests/test_hostile.py's unsettled_futures scans for _Request: it must see a call() in flight.)
+    # A client of its own, whose call stays in flight until close() ends it: no window to catch
+    # (a scan of PyPy's heap under load can take longer than a short call).
+    reader, writer, _ = serve_in_thread(Server())
+    own = Client.over(reader, writer, timeout=SLOW * 2)
+    seconds = SLOW + 0.25  # (no other test's call has these arguments)
+
     def pending():
         return [o for o in gc.get_objects() if isinstance(o, mcp_min._Request) and o.method == "tools/call"
-                and o._outcome is None and (o._params or {}).get("arguments") == {"s": 0.5}]
+                and o._outcome is None and (o._params or {}).get("arguments") == {"s": seconds}]
 
     box = []
-    caller = threading.Thread(target=lambda: box.append(client.call("sleep", s=0.5)))
+
+    def call():
+        try:
+            box.append(own.call("sleep", s=seconds))
+        except McpError as e:
+            box.append(e)
+    caller = threading.Thread(target=call)
     caller.start()
-    assert wait_for(pending, 10)
-    found = pending()
-    assert len(found) == 1 and not isinstance(found[0], mcp_min.Future)
-    caller.join(20)
-    assert box == ["slept"] and found[0]._outcome is not None and not pending()
+    try:
+        assert wait_for(pending, 30)
+        found = pending()
+        assert len(found) == 1 and not isinstance(found[0], mcp_min.Future)
+    finally:
+        own.close()  # ends the call
+        caller.join(20)
+    assert len(box) == 1 and isinstance(box[0], mcp_min.ConnectionClosed), box
+    assert found[0]._outcome is not None and not pending()
 
 
 def test_only_public_methods_are_overridden_and_no_private_name_is_shared():

@@ -262,12 +262,14 @@ class Conn(object):
         raise Done()
 
     def close(self):
-        log({"event": "closed", "conn": self.id})
         try:
             self.sock.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
         self.release()
+        # Logged once it is closed, not before: a test that waits for this entry, then checks what
+        # the client does with the closed connection, must not race the close itself.
+        log({"event": "closed", "conn": self.id})
         raise Done()
 
     def release(self):
