@@ -5101,25 +5101,24 @@ class _Session(object):
 
     def submit(self, method: str, params: _Json | None = None, timeout: float | None = _DEFAULT,
                progress: _Progress | None = None, finish: Callable[[_Request, _Json], Any] | None = None,
-               wait_here: bool = False, cancellable: bool = True, subscription: Subscription | None = None,
-               keepalive: object = None, intercept: Callable[[_Request, _Json], bool] | None = None,
-               max_total: float | None = None) -> Future:
+               cancellable: bool = True, subscription: Subscription | None = None, keepalive: object = None,
+               intercept: Callable[[_Request, _Json], bool] | None = None, max_total: float | None = None) -> Future:
         """Send a request; return its Future (see ``send_request``)."""
-        return self.send_request(Future, method, params, timeout, progress, finish, wait_here, cancellable,
-                                 subscription, keepalive, intercept, max_total)
+        return self.send_request(Future, method, params, timeout, progress, finish, cancellable, subscription,
+                                 keepalive, intercept, max_total)
 
     def send_request(self, kind: Type[_R], method: str, params: _Json | None = None,
                      timeout: float | None = _DEFAULT, progress: _Progress | None = None,
-                     finish: Callable[[_Request, _Json], Any] | None = None, wait_here: bool = False,
-                     cancellable: bool = True, subscription: Subscription | None = None, keepalive: object = None,
+                     finish: Callable[[_Request, _Json], Any] | None = None, cancellable: bool = True,
+                     subscription: Subscription | None = None, keepalive: object = None,
                      intercept: Callable[[_Request, _Json], bool] | None = None,
                      max_total: float | None = None) -> _R:
         """Send a request; return its ``kind``: a Future (submitted: others may see it), or a
-        _Request when only the caller waits for it (``wait_here``, next).  ``timeout`` is
-        seconds, None for no deadline, or _DEFAULT for the client's.  ``wait_here``: the caller
-        waits next, so HTTP may read the answer on this thread.  ``max_total`` (seconds): the
-        deadline follows progress (reset_on_progress), never past this.  Nothing is pending
-        when this raises."""
+        _Request when only the caller waits for it, next (so HTTP may read the answer on this
+        thread).  ``timeout`` is seconds, None for no deadline, or _DEFAULT for the client's.
+        ``max_total`` (seconds): the deadline follows progress (reset_on_progress), never past
+        this.  Nothing is pending when this raises."""
+        wait_here = kind is _Request
         timeout = self.request_timeout if timeout is _DEFAULT else timeout
         if max_total is not None and timeout is not None and not isinstance(progress, _ProgressClock):
             progress = _ProgressClock(progress, timeout, _deadline_after(max_total))  # (asks for progress)
@@ -5166,7 +5165,7 @@ class _Session(object):
                 progress: _Progress | None = None, finish: Callable[[_Request, _Json], Any] | None = None,
                 cancellable: bool = True, max_total: float | None = None) -> Any:
         """Send a request and wait for its value (the result dict, or what ``finish`` makes of it)."""
-        return self.send_request(_Request, method, params, timeout, progress, finish, True, cancellable,
+        return self.send_request(_Request, method, params, timeout, progress, finish, cancellable,
                                  max_total=max_total).result()
 
     def notify(self, method: str, params: _Json | None = None, renew: bool = True) -> None:
@@ -5296,7 +5295,7 @@ class _Session(object):
         try:
             prepare()
             again = self.send_request(_Request, fut.method, fut._params if params is None else params,
-                              _remaining(fut._deadline), fut._progress, wait_here=True, cancellable=fut._cancellable)
+                                      _remaining(fut._deadline), fut._progress, cancellable=fut._cancellable)
         except McpError as e:
             return e
         answer = again._wait()
@@ -5874,7 +5873,6 @@ class Client(object):
         ``value`` makes the caller's value of its final result (None: the dict itself);
         ``start`` (Client.start): the caller gets a Task instead.  ``kind``: Future for a
         submitted call, _Request for one the caller waits for next (see _Session.send_request)."""
-        wait_here = kind is _Request
         if not isinstance(name, str):
             raise ValueError("the tool name must be a string, not %r" % (name,))
         args = dict(arguments) if arguments else {}
@@ -5885,7 +5883,7 @@ class Client(object):
         session = self._session
         params = {"name": name, "arguments": args}
         if timeout == 0:  # no time left: submit() sends nothing, and nothing is listed first either
-            return session.send_request(kind, "tools/call", params, timeout, progress, None, wait_here)  # (no finish)
+            return session.send_request(kind, "tools/call", params, timeout, progress)  # (no result to finish)
         # Over HTTP with 2026-07-28, x-mcp-header markings (from tools/list) make Mcp-Param-*
         # headers.  They are not fetched before a first call: most tools have none, and a server
         # that misses a header refuses the call with -32020 before running it, which refetches
@@ -5895,8 +5893,8 @@ class Client(object):
         tasks.ask(params, start, ttl)  # (2025-11-25: ask for a task where the tool wants one)
         # Nobody waits on a submitted call: a task it becomes is followed by a thread of its own.
         finish = tasks.handle if start else tasks.finish(value)
-        return session.send_request(kind, "tools/call", params, timeout, progress, finish, wait_here, keepalive=self,
-                                    intercept=None if wait_here else tasks.intercept, max_total=total)
+        return session.send_request(kind, "tools/call", params, timeout, progress, finish, keepalive=self,
+                                    intercept=None if kind is _Request else tasks.intercept, max_total=total)
 
     def list_tools(self, refresh: bool = False, *, timeout: float | None = _DEFAULT) -> List[Dict[str, Any]]:
         """All tools (every page).  Served from cache while the server's ``ttlMs`` allows,
